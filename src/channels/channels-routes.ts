@@ -1,0 +1,44 @@
+import { Router } from 'express';
+import type { ChannelsService } from './channels-service.js';
+import { channelIdSchema, createChannelSchema, updateChannelSchema } from './channels-schemas.js';
+
+/** `/api/v1/channels`: the workspace comes from the API key (`res.locals.workspaceId`). */
+export function channelsRoutes(channels: ChannelsService): Router {
+  const router = Router();
+
+  router.post('/channels', async (req, res) => {
+    const input = createChannelSchema.parse(req.body);
+    res.status(201).json(await channels.create(res.locals.workspaceId, input));
+  });
+
+  router.get('/channels', async (_req, res) => {
+    res.json({ data: await channels.list(res.locals.workspaceId) });
+  });
+
+  router.get('/channels/:id', async (req, res) => {
+    res.json(await channels.get(res.locals.workspaceId, channelId(req.params.id)));
+  });
+
+  router.patch('/channels/:id', async (req, res) => {
+    const id = channelId(req.params.id);
+    const changes = updateChannelSchema.parse(req.body);
+    res.json(await channels.update(res.locals.workspaceId, id, changes));
+  });
+
+  router.delete('/channels/:id', async (req, res) => {
+    await channels.delete(res.locals.workspaceId, channelId(req.params.id));
+    res.status(204).end();
+  });
+
+  router.post('/channels/:id/regenerate-url', async (req, res) => {
+    res.json(await channels.regenerateUrl(res.locals.workspaceId, channelId(req.params.id)));
+  });
+
+  return router;
+}
+
+// An id that cannot exist answers like any unknown channel: 404.
+function channelId(raw: string | string[] | undefined): string {
+  const parsed = channelIdSchema.safeParse(raw);
+  return parsed.success ? parsed.data : '0';
+}

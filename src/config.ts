@@ -1,0 +1,186 @@
+import bytes from 'bytes';
+import { z } from 'zod';
+
+/** A configuration value that cannot be used; start-up stops with `message` as its one line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const integer = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+  .transform((url) => url.replace(/\/+$/, ''));
+
+const byteSize = z.string().transform((value, ctx) => {
+  const parsed = bytes.parse(value);
+  if (parsed === null || !Number.isFinite(parsed) || parsed < 1) {
+    ctx.addIssue({ code: 'custom', message: 'must be a size such as 512kb or 1mb' });
+    return z.NEVER;
+  }
+  return parsed;
+});
+
+const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
+
+const envSchema = z
+  .object({
+    PORT: integer(0, 65535).default(3000),
+    HOST: z.string().trim().min(1).default('127.0.0.1'),
+    PUBLIC_BASE_URL: httpUrl.optional(),
+    DATABASE_URL: optionalText.pipe(
+      z
+        .string()
+        .regex(/^(postgres(ql)?:\/\/|memory:\/\/$)/, 'must be a postgres:// URL or memory://')
+        .optional(),
+    ),
+    DATA_DIR: z.string().trim().min(1).default('./data'),
+    REDIS_URL: optionalText.pipe(
+      z
+        .string()
+        .regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL')
+        .optional(),
+    ),
+    ADMIN_API_KEY: optionalText.pipe(
+      z.string().min(16, 'must be at least 16 characters long').optional(),
+    ),
+    ADMIN_EMAIL: optionalText.pipe(z.email('must be an e-mail address').optional()),
+    ADMIN_PASSWORD: optionalText.pipe(
+      z.string().min(8, 'must be at least 8 characters long').optional(),
+    ),
+    DEFAULT_CHAT_QUOTA: integer(0, 2_000_000_000).default(1000),
+    RATE_LIMIT_WINDOW_MS: integer(1, 86_400_000).default(60_000),
+    RATE_LIMIT_PER_CHANNEL: integer(1).default(600),
+    RATE_LIMIT_PER_IP: integer(1).default(1200),
+    BODY_LIMIT: byteSize.default(bytes.parse('1mb') as number),
+    AI_PROVIDER: z.enum(['echo', 'openai']).default('echo'),
+    AI_BASE_URL: optionalText.pipe(httpUrl.optional()),
+    AI_API_KEY: optionalText,
+    AI_MODEL: optionalText,
+    AI_TIMEOUT_MS: integer(1, 600_000).default(30_000),
+    AI_MAX_ATTEMPTS: integer(1, 100).default(5),
+    WORKER_CONCURRENCY: integer(1, 1000).default(8),
+    ROLE: z.enum(['all', 'web', 'worker']).default('all'),
+    TRUST_PROXY: boolean.default(false),
+    LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info'),
+  })
+  .superRefine((env, ctx) => {
+    if (env.AI_PROVIDER !== 'openai') return;
+    for (const name of ['AI_BASE_URL', 'AI_MODEL'] as const) {
+      if (!env[name]) {
+        ctx.addIssue({ code: 'custom', path: [name], message: 'is required when AI_PROVIDER=openai' });
+      }
+    }
+  })
+  .superRefine((env, ctx) => {
+    if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) {
+      const missing = env.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
+      ctx.addIssue({ code: 'custom', path: [missing], message: 'must be set together with the other' });
+    }
+  });
+
+export type Role = 'all' | 'web' | 'worker';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly publicBaseUrl: string;
+  /** A PostgreSQL URL, `memory://`, or undefined for the embedded database in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly redisUrl: string | undefined;
+  readonly adminApiKey: string | undefined;
+  readonly admin: { readonly email: string; readonly password: string } | undefined;
+  readonly defaultChatQuota: number;
+  readonly rateLimit: {
+    readonly windowMs: number;
+    readonly perChannel: number;
+    readonly perIp: number;
+  };
+  readonly bodyLimitBytes: number;
+  readonly ai: {
+    readonly provider: 'echo' | 'openai';
+    readonly baseUrl: string | undefined;
+    readonly apiKey: string | undefined;
+    readonly model: string | undefined;
+    readonly timeoutMs: number;
+    readonly maxAttempts: number;
+  };
+  readonly workerConcurrency: number;
+  readonly role: Role;
+  readonly trustProxy: boolean;
+  readonly logLevel: string;
+}
+
+/** Parses an environment (a plain object, so tests need not touch process.env) into a frozen Config. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
+  );
+  const result = envSchema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const name = String(issue?.path[0] ?? 'environment');
+    const given = present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
+    const secret = /KEY|PASSWORD|URL/.test(name);
+    throw new ConfigError(`${name} ${issue?.message ?? 'is invalid'}${secret ? '' : given}`);
+  }
+  const e = result.data;
+  return deepFreeze({
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    adminApiKey: e.ADMIN_API_KEY,
+    admin:
+      e.ADMIN_EMAIL && e.ADMIN_PASSWORD
+        ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }
+        : undefined,
+    defaultChatQuota: e.DEFAULT_CHAT_QUOTA,
+    rateLimit: {
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+      perChannel: e.RATE_LIMIT_PER_CHANNEL,
+      perIp: e.RATE_LIMIT_PER_IP,
+    },
+    bodyLimitBytes: e.BODY_LIMIT,
+    ai: {
+      provider: e.AI_PROVIDER,
+      baseUrl: e.AI_BASE_URL,
+      apiKey: e.AI_API_KEY,
+      model: e.AI_MODEL,
+      timeoutMs: e.AI_TIMEOUT_MS,
+      maxAttempts: e.AI_MAX_ATTEMPTS,
+    },
+    workerConcurrency: e.WORKER_CONCURRENCY,
+    role: e.ROLE,
+    trustProxy: e.TRUST_PROXY,
+    logLevel: e.LOG_LEVEL,
+  });
+}
+
+/** The one place that reads process.env. */
+export function loadConfig(): Config {
+  return parseConfig(process.env);
+}
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object') deepFreeze(inner);
+  }
+  return Object.freeze(value);
+}

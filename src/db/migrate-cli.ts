@@ -1,0 +1,15 @@
+import { loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { migrate } from './migrate.js';
+import { openDatabase } from './open-database.js';
+
+// `npm run migrate`: apply pending migrations to the configured database and exit.
+const config = loadConfig();
+const log = createLogger(config.logLevel);
+const db = await openDatabase(config);
+try {
+  const applied = await migrate(db);
+  log.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');
+} finally {
+  await db.close();
+}

@@ -1,0 +1,41 @@
+import { mkdir } from 'node:fs/promises';
+import { PGlite, types } from '@electric-sql/pglite';
+import type { Database, Transaction } from './database.js';
+
+/**
+ * The embedded database: PostgreSQL compiled to WebAssembly, in-process.
+ * `dataDir` undefined keeps everything in memory. One process at a time may open a data directory.
+ */
+export async function openPglite(dataDir: string | undefined): Promise<Database> {
+  if (dataDir) await mkdir(dataDir, { recursive: true });
+  const db = await PGlite.create({
+    dataDir,
+    parsers: { [types.INT8]: (value: string) => value },
+  });
+
+  const run = async <Row>(target: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) => {
+    const result = await target.query<Row>(text, params as unknown[] | undefined);
+    return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+  };
+
+  return {
+    kind: 'pglite',
+    query: (text, params) => run(db, text, params),
+    transaction: (work) =>
+      db.transaction((t) => {
+        const tx: Transaction = {
+          query: (text, params) => run(t, text, params),
+          exec: async (sql) => void (await t.exec(sql)),
+        };
+        return work(tx);
+      }),
+    async exec(sql) {
+      await db.exec(sql);
+    },
+    async listen(channel, onNotify) {
+      const unsubscribe = await db.listen(channel, onNotify);
+      return () => unsubscribe();
+    },
+    close: () => db.close(),
+  };
+}

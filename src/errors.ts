@@ -1,0 +1,102 @@
+import type { ErrorRequestHandler, Response } from 'express';
+import { ZodError } from 'zod';
+import type { Logger } from './logger.js';
+
+/** The one error type of the service: an HTTP status, a machine `code`, and words for people. */
+export class AppError extends Error {
+  override name = 'AppError';
+
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    readonly detail: string = title,
+    readonly headers: Record<string, string> = {},
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(detail);
+  }
+}
+
+export const notFound = (what: string) =>
+  new AppError(404, 'not_found', 'Not found', `${what} does not exist.`);
+
+export const serviceUnavailable = () =>
+  new AppError(503, 'service_unavailable', 'Service unavailable', 'The database cannot be reached; try again shortly.');
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  [extension: string]: unknown;
+}
+
+export function toProblem(error: AppError): Problem {
+  return {
+    type: `urn:hookprompt:problem:${error.code}`,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+    code: error.code,
+    ...error.extra,
+  };
+}
+
+export function sendProblem(res: Response, error: AppError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).type('application/problem+json').send(JSON.stringify(toProblem(error)));
+}
+
+/** Turns anything thrown into an AppError; unknown errors become a 500 that reveals nothing. */
+export function asAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof ZodError) {
+    const issues = error.issues.map((issue) => ({
+      path: issue.path.join('.'),
+      message: issue.message,
+    }));
+    const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
+    return new AppError(400, 'validation_failed', 'Invalid request', detail, {}, { errors: issues });
+  }
+  if (isDatabaseUnreachable(error)) return serviceUnavailable();
+  const status = (error as { status?: unknown })?.status;
+  // Errors raised by body parsers and the like carry a 4xx status and a safe message.
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const type = (error as { type?: string }).type;
+    if (type === 'entity.parse.failed') {
+      return new AppError(400, 'invalid_json', 'Invalid JSON', 'The request body is not valid JSON.');
+    }
+    if (type === 'entity.too.large') {
+      return new AppError(413, 'payload_too_large', 'Payload too large', 'The request body is too large.');
+    }
+    return new AppError(status, 'bad_request', 'Bad request', 'The request could not be read.');
+  }
+  return new AppError(500, 'internal_error', 'Internal error', 'Something went wrong on our side.');
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+
+export function isDatabaseUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+}
+
+/** The final error middleware: problem+json for the receiver and the API, HTML for the panel. */
+export function errorHandler(log: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const appError = asAppError(error);
+    if (appError.status >= 500) log.error({ err: error }, 'request failed');
+    if (res.headersSent) return;
+    const wantsHtml = !req.path.startsWith('/api/') && !req.path.startsWith('/hooks/') && req.accepts(['json', 'html']) === 'html';
+    if (wantsHtml && res.app.get('view engine')) {
+      for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
+      res.status(appError.status).render('error', { title: appError.title, error: appError });
+      return;
+    }
+    sendProblem(res, appError);
+  };
+}

@@ -1,0 +1,71 @@
+import contentType from 'content-type';
+import type { Database } from '../db/database.js';
+import type { AppError } from '../errors.js';
+import { InvalidJsonError, isJsonObject, parsePayload } from '../template/index.js';
+import { hashWebhookToken } from '../channels/webhook-token.js';
+import { hookErrors } from './hook-errors.js';
+import * as repo from './ingest-repo.js';
+import type { BodyResult } from './read-body.js';
+
+export type { ReceivingChannel } from './ingest-repo.js';
+
+export type IngestOutcome =
+  | { accepted: true; eventId: string }
+  | { accepted: false; eventId: string; error: AppError };
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */
+export class IngestService {
+  constructor(
+    private readonly db: Database,
+    private readonly bodyLimitBytes: number,
+  ) {}
+
+  findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
+    return repo.findReceivingChannel(this.db, hashWebhookToken(token));
+  }
+
+  /** Runs the checks that need the body (disabled, size, media type, JSON, object, quota) in order. */
+  async ingest(channel: repo.ReceivingChannel, mediaType: string | undefined, body: BodyResult): Promise<IngestOutcome> {
+    if (!channel.enabled) return this.reject(channel, body, hookErrors.channelDisabled());
+    if (body.tooLarge) return this.reject(channel, body, hookErrors.payloadTooLarge(this.bodyLimitBytes));
+    if (!isJsonMediaType(mediaType)) return this.reject(channel, body, hookErrors.unsupportedMediaType(mediaType ?? ''));
+
+    let text: string;
+    try {
+      text = utf8.decode(body.bytes);
+      if (!isJsonObject(parsePayload(text))) return this.reject(channel, body, hookErrors.payloadNotObject());
+    } catch (error) {
+      const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
+      return this.reject(channel, body, hookErrors.invalidJson(reason));
+    }
+
+    const eventId = await repo.insertAcceptedEvent(this.db, channel, text);
+    if (eventId === undefined) return this.reject(channel, body, hookErrors.quotaExceeded());
+    return { accepted: true, eventId };
+  }
+
+  private async reject(channel: repo.ReceivingChannel, body: BodyResult, error: AppError): Promise<IngestOutcome> {
+    const eventId = await repo.insertRejectedEvent(this.db, channel, readableText(body), error.code);
+    return { accepted: false, eventId, error };
+  }
+}
+
+/** JSON, any `application/*+json`, or no Content-Type at all (read as JSON). */
+export function isJsonMediaType(header: string | undefined): boolean {
+  if (header === undefined || header.trim() === '') return true;
+  try {
+    const { type } = contentType.parse(header);
+    return type === 'application/json' || /^application\/[a-z0-9!#$&^_.+-]+\+json$/.test(type);
+  } catch {
+    return false;
+  }
+}
+
+// Refused bodies may be any bytes; PostgreSQL text holds neither NUL nor invalid UTF-8,
+// so both become U+FFFD in the copy kept for the logs.
+function readableText(body: BodyResult): string {
+  const bytes = body.tooLarge ? body.head : body.bytes;
+  return bytes.toString('utf8').replaceAll('\u0000', '\uFFFD');
+}

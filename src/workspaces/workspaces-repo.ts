@@ -1,0 +1,69 @@
+import type { Queryable } from '../db/database.js';
+import { CURRENT_MONTH_START } from '../db/sql.js';
+
+export interface WorkspaceRow {
+  id: string;
+  name: string;
+  chat_quota: number;
+  chats_used: number;
+  quota_resets_at: Date;
+}
+
+// Usage recorded in an earlier month counts as 0: the quota starts again when a month begins,
+// without a job having to reset anything.
+const WORKSPACE_COLUMNS = `id, name, chat_quota,
+  case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end as chats_used,
+  (${CURRENT_MONTH_START} + interval '1 month') as quota_resets_at`;
+
+export async function ensureDefaultWorkspace(db: Queryable, chatQuota: number): Promise<WorkspaceRow> {
+  await db.query(
+    `insert into workspaces (name, is_default, chat_quota) values ('Default workspace', true, $1)
+     on conflict (is_default) where is_default do nothing`,
+    [chatQuota],
+  );
+  const { rows } = await db.query<WorkspaceRow>(
+    `select ${WORKSPACE_COLUMNS} from workspaces where is_default`,
+  );
+  return rows[0] as WorkspaceRow;
+}
+
+export async function insertWorkspace(db: Queryable, name: string, chatQuota: number): Promise<WorkspaceRow> {
+  const { rows } = await db.query<WorkspaceRow>(
+    `insert into workspaces (name, chat_quota) values ($1, $2) returning ${WORKSPACE_COLUMNS}`,
+    [name, chatQuota],
+  );
+  return rows[0] as WorkspaceRow;
+}
+
+export async function findWorkspace(db: Queryable, id: string): Promise<WorkspaceRow | undefined> {
+  const { rows } = await db.query<WorkspaceRow>(
+    `select ${WORKSPACE_COLUMNS} from workspaces where id = $1`,
+    [id],
+  );
+  return rows[0];
+}
+
+export interface WorkspaceChanges {
+  name?: string;
+  chatQuota?: number;
+  resetUsage?: boolean;
+}
+
+export async function updateWorkspace(
+  db: Queryable,
+  id: string,
+  changes: WorkspaceChanges,
+): Promise<WorkspaceRow | undefined> {
+  const { rows } = await db.query<WorkspaceRow>(
+    `update workspaces set
+       name = coalesce($2, name),
+       chat_quota = coalesce($3, chat_quota),
+       chats_used = case when $4 then 0 else chats_used end,
+       quota_period_start = case when $4 then ${CURRENT_MONTH_START} else quota_period_start end,
+       updated_at = now()
+     where id = $1
+     returning ${WORKSPACE_COLUMNS}`,
+    [id, changes.name ?? null, changes.chatQuota ?? null, changes.resetUsage === true],
+  );
+  return rows[0];
+}

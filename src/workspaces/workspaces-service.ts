@@ -1,0 +1,50 @@
+import type { Database } from '../db/database.js';
+import { notFound } from '../errors.js';
+import * as repo from './workspaces-repo.js';
+import type { WorkspacePatch } from './workspaces-schemas.js';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  chat_quota: number;
+  chats_used: number;
+  quota_resets_at: string;
+}
+
+export function toWorkspace(row: repo.WorkspaceRow): Workspace {
+  return {
+    id: row.id,
+    name: row.name,
+    chat_quota: row.chat_quota,
+    chats_used: row.chats_used,
+    quota_resets_at: new Date(row.quota_resets_at).toISOString(),
+  };
+}
+
+export class WorkspacesService {
+  constructor(private readonly db: Database) {}
+
+  async get(id: string): Promise<Workspace> {
+    const row = await repo.findWorkspace(this.db, id);
+    if (!row) throw notFound('This workspace');
+    return toWorkspace(row);
+  }
+
+  async update(id: string, patch: WorkspacePatch): Promise<Workspace> {
+    const row = await repo.updateWorkspace(this.db, id, {
+      name: patch.name,
+      chatQuota: patch.chat_quota,
+      resetUsage: patch.chats_used === 0,
+    });
+    if (!row) throw notFound('This workspace');
+    return toWorkspace(row);
+  }
+
+  async create(name: string, chatQuota: number): Promise<Workspace> {
+    return toWorkspace(await repo.insertWorkspace(this.db, name, chatQuota));
+  }
+
+  async ensureDefault(chatQuota: number): Promise<Workspace> {
+    return toWorkspace(await repo.ensureDefaultWorkspace(this.db, chatQuota));
+  }
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Database } from '../../src/db/database.js';
+import { openPglite } from '../../src/db/pglite.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { TEMPLATE_DATABASE } from './postgres-template.js';
+
+/** Set TEST_DATABASE_URL to run the suite on real PostgreSQL; unset, it runs on embedded PGlite. */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL || undefined;
+
+export interface TestDatabase {
+  db: Database;
+  /** The PostgreSQL URL of this test's own database (undefined on PGlite). */
+  url: string | undefined;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh database for one test file: on PostgreSQL a clone of the migrated template database
+ * (fast, and no state shared between files); on PGlite a new in-memory instance.
+ */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  if (!testDatabaseUrl) {
+    const db = await openPglite(undefined);
+    return { db, url: undefined, drop: () => db.close() };
+  }
+  const name = `hookprompt_test_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  const url = databaseUrl(name);
+  const db = openPostgres({ url, max: 20 });
+  return {
+    db,
+    url,
+    async drop() {
+      await db.close();
+      await adminQuery(`drop database if exists ${name} with (force)`);
+    },
+  };
+}
+
+export function databaseUrl(name: string): string {
+  const url = new URL(testDatabaseUrl as string);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: testDatabaseUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
