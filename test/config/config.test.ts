@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has the documented defaults', () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      publicBaseUrl: 'http://localhost:3000',
+      databaseUrl: undefined,
+      dataDir: './data',
+      defaultChatQuota: 1000,
+      rateLimit: { windowMs: 60_000, perChannel: 600, perIp: 1200 },
+      bodyLimitBytes: 1024 * 1024,
+      ai: { provider: 'echo', timeoutMs: 30_000 },
+      role: 'all',
+    });
+    expect(Object.isFrozen(config.rateLimit)).toBe(true);
+    expect(parseConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+    expect(parseConfig({ PUBLIC_BASE_URL: 'https://hooks.example.com/' }).publicBaseUrl).toBe('https://hooks.example.com');
+    expect(parseConfig({ BODY_LIMIT: '512kb' }).bodyLimitBytes).toBe(512 * 1024);
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, /^PORT must be a whole number/],
+    [{ PORT: '70000' }, /^PORT must be at most 65535/],
+    [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a postgres:\/\/ URL or memory:\/\/$/],
+    [{ RATE_LIMIT_PER_CHANNEL: '0' }, /^RATE_LIMIT_PER_CHANNEL must be at least 1/],
+    [{ BODY_LIMIT: 'huge' }, /^BODY_LIMIT must be a size/],
+    [{ AI_PROVIDER: 'magic' }, /^AI_PROVIDER /],
+    [{ AI_PROVIDER: 'openai' }, /^AI_BASE_URL is required when AI_PROVIDER=openai$/],
+    [{ ROLE: 'boss' }, /^ROLE /],
+    [{ ADMIN_EMAIL: 'a@b.co' }, /^ADMIN_PASSWORD must be set together/],
+    [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL must be an http/],
+  ])('refuses %o with one line naming the variable', (env, message) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(message);
+  });
+
+  it('never echoes secret values in the error', () => {
+    expect(() => parseConfig({ ADMIN_API_KEY: 'short-secret' })).toThrow(/^ADMIN_API_KEY must be at least 16 characters long$/);
+  });
+
+  it('stops start-up with one line on stderr and exit code 1', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'memory://' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^hookprompt: invalid configuration: PORT must be a whole number/)]);
+  });
+});

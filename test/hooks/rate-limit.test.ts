@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let app: TestApp | undefined;
+afterEach(() => app?.close());
+
+describe('rate limits', () => {
+  it('answers 429 with Retry-After past the per-channel limit, and accepts again after the window', async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '3', RATE_LIMIT_WINDOW_MS: '1000' } });
+    const driver = new Driver(app);
+    const [busy, quiet] = [await driver.createChannel(), await driver.createChannel()];
+
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await driver.sendEvent(busy.webhook_url)).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
+
+    const limited = await driver.sendEvent(busy.webhook_url);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe('rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get('ratelimit')).toContain('"channel"; r=0');
+
+    // the limit is per URL: another channel is unaffected
+    expect((await driver.sendEvent(quiet.webhook_url)).status).toBe(200);
+    // 429s are not recorded as events
+    expect(await driver.eventsOf(busy.id)).toHaveLength(3);
+
+    await waitForNextWindow(1000);
+    expect((await driver.sendEvent(busy.webhook_url)).status).toBe(200);
+  });
+
+  it('limits one sender address over all URLs, before looking at the token', async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_MS: '60000' } });
+    const driver = new Driver(app);
+    const [a, b] = [await driver.createChannel(), await driver.createChannel()];
+    expect((await driver.sendEvent(a.webhook_url)).status).toBe(200);
+    expect((await driver.sendEvent(b.webhook_url)).status).toBe(200);
+    const res = await driver.sendEvent(`${app.baseUrl}/hooks/unknown-token-unknown-token`);
+    expect(res.status).toBe(429);
+    expect(res.headers.get('retry-after')).toBe('60');
+  });
+
+  it('sends the IETF RateLimit headers on every answer', async () => {
+    app = await startTestApp();
+    const driver = new Driver(app);
+    const channel = await driver.createChannel();
+    const res = await driver.sendEvent(channel.webhook_url);
+    expect(res.headers.get('ratelimit')).toMatch(/"sender"; r=\d+; t=\d+, "channel"; r=599; t=\d+/);
+    expect(res.headers.get('ratelimit-policy')).toMatch(/"sender"; q=1200; w=60.*"channel"; q=600; w=60/);
+  });
+});
+
+// The fixed window ends at a known time; waiting for it is the behaviour under test.
+function waitForNextWindow(windowMs: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, windowMs + 50));
+}
