@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
 import { InvalidJsonError, isJsonObject, parsePayload } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
+import { GroupCommit } from './group-commit.js';
 import { hookErrors } from './hook-errors.js';
 import * as repo from './ingest-repo.js';
 import type { BodyResult } from './read-body.js';
@@ -17,10 +18,19 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */
 export class IngestService {
+  private readonly batches: GroupCommit<repo.IncomingEvent, repo.StoredEvent>;
+
   constructor(
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
-  ) {}
+  ) {
+    this.batches = new GroupCommit((events) => repo.storeEventBatch(db, events), {
+      maxBatchSize: 200,
+      // Batches of one workspace queue on its quota row anyway; a second write lets the next
+      // batch be sent while the previous one waits for its commit.
+      maxConcurrentWrites: 2,
+    });
+  }
 
   findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
     return repo.findReceivingChannel(this.db, hashWebhookToken(token));
@@ -41,9 +51,9 @@ export class IngestService {
       return this.reject(channel, body, hookErrors.invalidJson(reason));
     }
 
-    const eventId = await repo.insertAcceptedEvent(this.db, channel, text);
-    if (eventId === undefined) return this.reject(channel, body, hookErrors.quotaExceeded());
-    return { accepted: true, eventId };
+    const stored = await this.batches.submit({ channel, payload: text });
+    if (!stored.accepted) return { accepted: false, eventId: stored.eventId, error: hookErrors.quotaExceeded() };
+    return { accepted: true, eventId: stored.eventId };
   }
 
   private async reject(channel: repo.ReceivingChannel, body: BodyResult, error: AppError): Promise<IngestOutcome> {
