@@ -25,6 +25,14 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     query: (text, params) => run(pool, text, params),
     async transaction(work) {
       const client = await pool.connect();
+      // A checked-out client has no pool listener: without this, losing the connection
+      // mid-transaction would be an unhandled 'error' event and end the process.
+      let lost: Error | undefined;
+      const onLost = (error: Error) => {
+        lost = error;
+        onError?.(error);
+      };
+      client.on('error', onLost);
       try {
         await client.query('begin');
         const tx: Transaction = {
@@ -38,24 +46,51 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
         await client.query('rollback').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        client.off('error', onLost);
+        client.release(lost);
       }
     },
     async exec(sql) {
       await pool.query(sql);
     },
     async listen(channel, onNotify) {
-      // LISTEN needs a connection of its own for as long as it listens.
-      const client = await pool.connect();
+      // LISTEN needs a connection of its own for as long as it listens; when that connection
+      // is lost it is opened again, and `onNotify('')` tells the listener it may have missed some.
+      let client: pg.PoolClient | undefined;
+      let closed = false;
       const handler = (message: pg.Notification) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       };
-      client.on('notification', handler);
-      await client.query(`listen ${pg.escapeIdentifier(channel)}`);
+      const retryLater = () => {
+        if (!closed) setTimeout(() => void connect(), 1_000).unref();
+      };
+      const connect = async (): Promise<void> => {
+        try {
+          const next = await pool.connect();
+          next.on('notification', handler);
+          next.on('error', (error) => {
+            onError?.(error);
+            next.release(error);
+            if (client === next) client = undefined;
+            retryLater();
+          });
+          await next.query(`listen ${pg.escapeIdentifier(channel)}`);
+          client = next;
+          onNotify('');
+        } catch (error) {
+          onError?.(error as Error);
+          retryLater();
+        }
+      };
+      await connect();
       return async () => {
-        client.off('notification', handler);
-        await client.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
-        client.release();
+        closed = true;
+        const current = client;
+        client = undefined;
+        if (!current) return;
+        current.off('notification', handler);
+        await current.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
+        current.release();
       };
     },
     close: () => pool.end(),

@@ -1,0 +1,64 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { projectRoot } from '../../src/paths.js';
+
+export interface ServerProcess {
+  baseUrl: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr. */
+  output(): string;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  exited: Promise<number | string | null>;
+  stop(signal?: NodeJS.Signals): Promise<number | string | null>;
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts `src/main.ts` as its own process (as `npm start` does) and waits until it answers. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: projectRoot,
+    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: baseUrl, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk) => (output += chunk));
+  child.stderr?.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+
+  await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output);
+  return {
+    baseUrl,
+    child,
+    output: () => output,
+    exited,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+async function waitUntilAnswering(url: string, exited: Promise<unknown>, output: () => string): Promise<void> {
+  let ended = false;
+  void exited.then(() => (ended = true));
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (ended) throw new Error(`server process exited during start-up:\n${output()}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`server did not answer within 30 s:\n${output()}`);
+}
