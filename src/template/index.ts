@@ -1,0 +1,12 @@
+export {
+  InvalidJsonError,
+  JsonNumber,
+  isJsonObject,
+  type JsonArray,
+  type JsonObject,
+  type JsonValue,
+} from './json-value.js';
+export { MAX_DEPTH, parsePayload } from './parse-payload.js';
+export { listPlaceholders, missingPlaceholders } from './placeholders.js';
+export { renderTemplate } from './render-template.js';
+export { toJsonText } from './serialize.js';
