@@ -22,7 +22,12 @@ export const notFound = (what: string) =>
   new AppError(404, 'not_found', 'Not found', `${what} does not exist.`);
 
 export const serviceUnavailable = () =>
-  new AppError(503, 'service_unavailable', 'Service unavailable', 'The database cannot be reached; try again shortly.');
+  new AppError(
+    503,
+    'service_unavailable',
+    'Service unavailable',
+    'The database cannot be reached; try again shortly.',
+  );
 
 export interface Problem {
   type: string;
@@ -46,7 +51,10 @@ export function toProblem(error: AppError): Problem {
 
 export function sendProblem(res: Response, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res.status(error.status).type('application/problem+json').send(JSON.stringify(toProblem(error)));
+  res
+    .status(error.status)
+    .type('application/problem+json')
+    .send(JSON.stringify(toProblem(error)));
 }
 
 /** Turns anything thrown into an AppError; unknown errors become a 500 that reveals nothing. */
@@ -58,7 +66,14 @@ export function asAppError(error: unknown): AppError {
       message: issue.message,
     }));
     const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-    return new AppError(400, 'validation_failed', 'Invalid request', detail, {}, { errors: issues });
+    return new AppError(
+      400,
+      'validation_failed',
+      'Invalid request',
+      detail,
+      {},
+      { errors: issues },
+    );
   }
   if (isDatabaseUnreachable(error)) return serviceUnavailable();
   const status = (error as { status?: unknown })?.status;
@@ -66,23 +81,48 @@ export function asAppError(error: unknown): AppError {
   if (typeof status === 'number' && status >= 400 && status < 500) {
     const type = (error as { type?: string }).type;
     if (type === 'entity.parse.failed') {
-      return new AppError(400, 'invalid_json', 'Invalid JSON', 'The request body is not valid JSON.');
+      return new AppError(
+        400,
+        'invalid_json',
+        'Invalid JSON',
+        'The request body is not valid JSON.',
+      );
     }
     if (type === 'entity.too.large') {
-      return new AppError(413, 'payload_too_large', 'Payload too large', 'The request body is too large.');
+      return new AppError(
+        413,
+        'payload_too_large',
+        'Payload too large',
+        'The request body is too large.',
+      );
     }
     return new AppError(status, 'bad_request', 'Bad request', 'The request could not be read.');
   }
   return new AppError(500, 'internal_error', 'Internal error', 'Something went wrong on our side.');
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 export function isDatabaseUnreachable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
   if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return true;
   const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    message,
+  );
 }
 
 /** The final error middleware: problem+json for the receiver and the API, HTML for the panel. */
@@ -91,7 +131,10 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     const appError = asAppError(error);
     if (appError.status >= 500) log.error({ err: error }, 'request failed');
     if (res.headersSent) return;
-    const wantsHtml = !req.path.startsWith('/api/') && !req.path.startsWith('/hooks/') && req.accepts(['json', 'html']) === 'html';
+    const wantsHtml =
+      !req.path.startsWith('/api/') &&
+      !req.path.startsWith('/hooks/') &&
+      req.accepts(['json', 'html']) === 'html';
     if (wantsHtml && res.app.get('view engine')) {
       for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
       res.status(appError.status).render('error', { title: appError.title, error: appError });

@@ -4,9 +4,15 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../errors.js';
 
 const unauthorized = () =>
-  new AppError(401, 'unauthorized', 'Unauthorized', 'Send a valid API key as "Authorization: Bearer <key>".', {
-    'WWW-Authenticate': 'Bearer realm="hookprompt"',
-  });
+  new AppError(
+    401,
+    'unauthorized',
+    'Unauthorized',
+    'Send a valid API key as "Authorization: Bearer <key>".',
+    {
+      'WWW-Authenticate': 'Bearer realm="hookprompt"',
+    },
+  );
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -18,7 +24,11 @@ export interface ApiAuthOptions {
 }
 
 /** Resolves the bearer key to the workspace it manages and puts its id in `res.locals.workspaceId`. */
-export function requireApiKey({ db, adminApiKey, defaultWorkspaceId }: ApiAuthOptions): RequestHandler {
+export function requireApiKey({
+  db,
+  adminApiKey,
+  defaultWorkspaceId,
+}: ApiAuthOptions): RequestHandler {
   const adminKeyHash = adminApiKey ? Buffer.from(sha256(adminApiKey), 'hex') : undefined;
 
   return async (req, res, next) => {

@@ -26,7 +26,14 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
   const { rows } = await db.query<ChannelRow>(
     `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash)
      values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
-    [channel.workspaceId, channel.name, channel.template, channel.enabled, channel.token, channel.tokenHash],
+    [
+      channel.workspaceId,
+      channel.name,
+      channel.template,
+      channel.enabled,
+      channel.token,
+      channel.tokenHash,
+    ],
   );
   return rows[0] as ChannelRow;
 }
@@ -40,7 +47,11 @@ export async function listChannels(db: Queryable, workspaceId: string): Promise<
   return rows;
 }
 
-export async function findChannel(db: Queryable, workspaceId: string, id: string): Promise<ChannelRow | undefined> {
+export async function findChannel(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<ChannelRow | undefined> {
   const { rows } = await db.query<ChannelRow>(
     `select ${COLUMNS} from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
     [workspaceId, id],
@@ -90,7 +101,11 @@ export async function replaceWebhookToken(
 }
 
 /** Deleted channels keep their row so that their events stay readable in Brain Logs. */
-export async function markChannelDeleted(db: Queryable, workspaceId: string, id: string): Promise<boolean> {
+export async function markChannelDeleted(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<boolean> {
   const { rowCount } = await db.query(
     `update channels set deleted_at = now(), enabled = false, updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null`,

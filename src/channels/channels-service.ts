@@ -66,7 +66,13 @@ export class ChannelsService {
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */
   async regenerateUrl(workspaceId: string, id: string): Promise<Channel> {
     const token = newWebhookToken();
-    const row = await repo.replaceWebhookToken(this.db, workspaceId, id, token, hashWebhookToken(token));
+    const row = await repo.replaceWebhookToken(
+      this.db,
+      workspaceId,
+      id,
+      token,
+      hashWebhookToken(token),
+    );
     return this.toChannel(orNotFound(row));
   }
 

@@ -13,7 +13,11 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     parsers: { [types.INT8]: (value: string) => value },
   });
 
-  const run = async <Row>(target: Pick<PGlite, 'query'>, text: string, params?: readonly unknown[]) => {
+  const run = async <Row>(
+    target: Pick<PGlite, 'query'>,
+    text: string,
+    params?: readonly unknown[],
+  ) => {
     const result = await target.query<Row>(text, params as unknown[] | undefined);
     return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
   };

@@ -15,7 +15,11 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', (error) => onError?.(error));
 
-  const run = async <Row>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) => {
+  const run = async <Row>(
+    client: pg.Pool | pg.PoolClient,
+    text: string,
+    params?: readonly unknown[],
+  ) => {
     const result = await client.query(text, params as unknown[] | undefined);
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
   };

@@ -11,7 +11,11 @@
  * grow by themselves exactly when the database is the bottleneck.
  */
 export class GroupCommit<Item, Result> {
-  private waiting: { item: Item; resolve: (result: Result) => void; reject: (error: unknown) => void }[] = [];
+  private waiting: {
+    item: Item;
+    resolve: (result: Result) => void;
+    reject: (error: unknown) => void;
+  }[] = [];
   private writesInFlight = 0;
   private scheduled = false;
 

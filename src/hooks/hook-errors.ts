@@ -3,23 +3,61 @@ import { AppError } from '../errors.js';
 /** Every refusal a webhook sender can see, by the `code` it carries. */
 export const hookErrors = {
   channelNotFound: () =>
-    new AppError(404, 'channel_not_found', 'Channel not found', 'No channel has this webhook URL. It may be mistyped, replaced by a newer URL, or deleted.'),
+    new AppError(
+      404,
+      'channel_not_found',
+      'Channel not found',
+      'No channel has this webhook URL. It may be mistyped, replaced by a newer URL, or deleted.',
+    ),
   channelDisabled: () =>
-    new AppError(403, 'channel_disabled', 'Channel disabled', 'This channel is disabled; an admin can enable it in the Channels editor.'),
+    new AppError(
+      403,
+      'channel_disabled',
+      'Channel disabled',
+      'This channel is disabled; an admin can enable it in the Channels editor.',
+    ),
   quotaExceeded: () =>
-    new AppError(403, 'quota_exceeded', 'Chat quota used up', 'The workspace has used its chat quota for this month.'),
+    new AppError(
+      403,
+      'quota_exceeded',
+      'Chat quota used up',
+      'The workspace has used its chat quota for this month.',
+    ),
   rateLimited: (retryAfterSeconds: number) =>
-    new AppError(429, 'rate_limited', 'Too many requests', `Too many requests; slow down and retry in ${retryAfterSeconds} s.`, {
-      'Retry-After': String(retryAfterSeconds),
-    }),
+    new AppError(
+      429,
+      'rate_limited',
+      'Too many requests',
+      `Too many requests; slow down and retry in ${retryAfterSeconds} s.`,
+      {
+        'Retry-After': String(retryAfterSeconds),
+      },
+    ),
   unsupportedMediaType: (contentType: string) =>
-    new AppError(415, 'unsupported_media_type', 'Unsupported media type', `The body must be JSON (Content-Type: application/json), not ${contentType}.`),
+    new AppError(
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      `The body must be JSON (Content-Type: application/json), not ${contentType}.`,
+    ),
   invalidJson: (reason: string) =>
     new AppError(400, 'invalid_json', 'Invalid JSON', `The body is not valid JSON: ${reason}`),
   payloadNotObject: () =>
-    new AppError(400, 'payload_not_object', 'Payload is not an object', 'The body must be a JSON object, such as {"order": {"id": 1}}.'),
+    new AppError(
+      400,
+      'payload_not_object',
+      'Payload is not an object',
+      'The body must be a JSON object, such as {"order": {"id": 1}}.',
+    ),
   payloadTooLarge: (limitBytes: number) =>
-    new AppError(413, 'payload_too_large', 'Payload too large', `The body is larger than the limit of ${limitBytes} bytes.`),
+    new AppError(
+      413,
+      'payload_too_large',
+      'Payload too large',
+      `The body is larger than the limit of ${limitBytes} bytes.`,
+    ),
   methodNotAllowed: () =>
-    new AppError(405, 'method_not_allowed', 'Method not allowed', 'Webhooks accept POST only.', { Allow: 'POST' }),
+    new AppError(405, 'method_not_allowed', 'Method not allowed', 'Webhooks accept POST only.', {
+      Allow: 'POST',
+    }),
 };

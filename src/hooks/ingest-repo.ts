@@ -7,7 +7,10 @@ export interface ReceivingChannel {
   enabled: boolean;
 }
 
-export async function findReceivingChannel(db: Queryable, tokenHash: string): Promise<ReceivingChannel | undefined> {
+export async function findReceivingChannel(
+  db: Queryable,
+  tokenHash: string,
+): Promise<ReceivingChannel | undefined> {
   const { rows } = await db.query<ReceivingChannel>(
     `select id, workspace_id, enabled from channels
      where webhook_token_hash = $1 and deleted_at is null`,
@@ -33,7 +36,10 @@ export interface StoredEvent {
  * fit are stored as rejected with `quota_exceeded`. A month that has begun since the last
  * accepted event starts the count again at 0. Results come back in the order of `events`.
  */
-export async function storeEventBatch(db: Database, events: IncomingEvent[]): Promise<StoredEvent[]> {
+export async function storeEventBatch(
+  db: Database,
+  events: IncomingEvent[],
+): Promise<StoredEvent[]> {
   return db.transaction(async (tx) => {
     const room = await lockQuotaRoom(tx, [...new Set(events.map((e) => e.channel.workspace_id))]);
     const accepted = events.map((event) => {
@@ -41,7 +47,10 @@ export async function storeEventBatch(db: Database, events: IncomingEvent[]): Pr
       room.set(event.channel.workspace_id, left - 1);
       return left > 0;
     });
-    await spendChats(tx, events.filter((_, i) => accepted[i]));
+    await spendChats(
+      tx,
+      events.filter((_, i) => accepted[i]),
+    );
 
     // Ids are drawn first so that each result is tied to its event by position, not by the
     // (unspecified) order of an INSERT's returned rows.

@@ -11,8 +11,7 @@ import type { BodyResult } from './read-body.js';
 export type { ReceivingChannel } from './ingest-repo.js';
 
 export type IngestOutcome =
-  | { accepted: true; eventId: string }
-  | { accepted: false; eventId: string; error: AppError };
+  { accepted: true; eventId: string } | { accepted: false; eventId: string; error: AppError };
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -37,27 +36,45 @@ export class IngestService {
   }
 
   /** Runs the checks that need the body (disabled, size, media type, JSON, object, quota) in order. */
-  async ingest(channel: repo.ReceivingChannel, mediaType: string | undefined, body: BodyResult): Promise<IngestOutcome> {
+  async ingest(
+    channel: repo.ReceivingChannel,
+    mediaType: string | undefined,
+    body: BodyResult,
+  ): Promise<IngestOutcome> {
     if (!channel.enabled) return this.reject(channel, body, hookErrors.channelDisabled());
-    if (body.tooLarge) return this.reject(channel, body, hookErrors.payloadTooLarge(this.bodyLimitBytes));
-    if (!isJsonMediaType(mediaType)) return this.reject(channel, body, hookErrors.unsupportedMediaType(mediaType ?? ''));
+    if (body.tooLarge)
+      return this.reject(channel, body, hookErrors.payloadTooLarge(this.bodyLimitBytes));
+    if (!isJsonMediaType(mediaType))
+      return this.reject(channel, body, hookErrors.unsupportedMediaType(mediaType ?? ''));
 
     let text: string;
     try {
       text = utf8.decode(body.bytes);
-      if (!isJsonObject(parsePayload(text))) return this.reject(channel, body, hookErrors.payloadNotObject());
+      if (!isJsonObject(parsePayload(text)))
+        return this.reject(channel, body, hookErrors.payloadNotObject());
     } catch (error) {
-      const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
+      const reason =
+        error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
       return this.reject(channel, body, hookErrors.invalidJson(reason));
     }
 
     const stored = await this.batches.submit({ channel, payload: text });
-    if (!stored.accepted) return { accepted: false, eventId: stored.eventId, error: hookErrors.quotaExceeded() };
+    if (!stored.accepted)
+      return { accepted: false, eventId: stored.eventId, error: hookErrors.quotaExceeded() };
     return { accepted: true, eventId: stored.eventId };
   }
 
-  private async reject(channel: repo.ReceivingChannel, body: BodyResult, error: AppError): Promise<IngestOutcome> {
-    const eventId = await repo.insertRejectedEvent(this.db, channel, readableText(body), error.code);
+  private async reject(
+    channel: repo.ReceivingChannel,
+    body: BodyResult,
+    error: AppError,
+  ): Promise<IngestOutcome> {
+    const eventId = await repo.insertRejectedEvent(
+      this.db,
+      channel,
+      readableText(body),
+      error.code,
+    );
     return { accepted: false, eventId, error };
   }
 }

@@ -3,9 +3,7 @@ import type { IncomingMessage } from 'node:http';
 /** How much of an oversized body is kept, so admins can see what the sender tried to send. */
 export const OVERSIZE_HEAD_BYTES = 1024;
 
-export type BodyResult =
-  | { tooLarge: false; bytes: Buffer }
-  | { tooLarge: true; head: Buffer };
+export type BodyResult = { tooLarge: false; bytes: Buffer } | { tooLarge: true; head: Buffer };
 
 /**
  * Reads the request body up to `limit` bytes. Past the limit nothing more is kept but the rest
@@ -27,7 +25,11 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
     });
     req.on('end', () => {
       const all = Buffer.concat(chunks);
-      resolve(tooLarge ? { tooLarge: true, head: all.subarray(0, OVERSIZE_HEAD_BYTES) } : { tooLarge: false, bytes: all });
+      resolve(
+        tooLarge
+          ? { tooLarge: true, head: all.subarray(0, OVERSIZE_HEAD_BYTES) }
+          : { tooLarge: false, bytes: all },
+      );
     });
     req.on('error', reject);
   });

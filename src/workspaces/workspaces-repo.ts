@@ -15,7 +15,10 @@ const WORKSPACE_COLUMNS = `id, name, chat_quota,
   case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end as chats_used,
   (${CURRENT_MONTH_START} + interval '1 month') as quota_resets_at`;
 
-export async function ensureDefaultWorkspace(db: Queryable, chatQuota: number): Promise<WorkspaceRow> {
+export async function ensureDefaultWorkspace(
+  db: Queryable,
+  chatQuota: number,
+): Promise<WorkspaceRow> {
   await db.query(
     `insert into workspaces (name, is_default, chat_quota) values ('Default workspace', true, $1)
      on conflict (is_default) where is_default do nothing`,
@@ -27,7 +30,11 @@ export async function ensureDefaultWorkspace(db: Queryable, chatQuota: number): 
   return rows[0] as WorkspaceRow;
 }
 
-export async function insertWorkspace(db: Queryable, name: string, chatQuota: number): Promise<WorkspaceRow> {
+export async function insertWorkspace(
+  db: Queryable,
+  name: string,
+  chatQuota: number,
+): Promise<WorkspaceRow> {
   const { rows } = await db.query<WorkspaceRow>(
     `insert into workspaces (name, chat_quota) values ($1, $2) returning ${WORKSPACE_COLUMNS}`,
     [name, chatQuota],

@@ -30,11 +30,17 @@ describe('authentication', () => {
     );
     const key = 'hp_other_workspace_key_1234567890';
     const { sha256 } = await import('../../src/api/api-auth.js');
-    await app.ctx.db.query(`insert into api_keys (workspace_id, name, prefix, key_hash) values ($1, 'test', 'hp_other', $2)`, [rows[0]?.id, sha256(key)]);
+    await app.ctx.db.query(
+      `insert into api_keys (workspace_id, name, prefix, key_hash) values ($1, 'test', 'hp_other', $2)`,
+      [rows[0]?.id, sha256(key)],
+    );
     const other = new Driver(app, key);
     const mine = await driver.createChannel({ name: 'Mine' });
 
-    expect((await other.api('get', '/workspace')).body).toMatchObject({ name: 'Other', chat_quota: 5 });
+    expect((await other.api('get', '/workspace')).body).toMatchObject({
+      name: 'Other',
+      chat_quota: 5,
+    });
     expect((await other.api('get', '/channels')).body.data).toEqual([]);
     await other.api('get', `/channels/${mine.id}`).expect(404);
     await other.api('patch', `/channels/${mine.id}`).send({ name: 'Stolen' }).expect(404);
@@ -46,7 +52,10 @@ describe('authentication', () => {
 
 describe('channels', () => {
   it('creates, lists, reads, updates and deletes a channel', async () => {
-    const created = await driver.api('post', '/channels').send({ name: 'Shop', template: 'New order {{order.id}}' }).expect(201);
+    const created = await driver
+      .api('post', '/channels')
+      .send({ name: 'Shop', template: 'New order {{order.id}}' })
+      .expect(201);
     expect(created.body).toEqual({
       id: expect.any(String),
       name: 'Shop',
@@ -61,8 +70,16 @@ describe('channels', () => {
     const list = await driver.api('get', '/channels').expect(200);
     expect(list.body.data.map((c: { id: string }) => c.id)).toContain(id);
 
-    const updated = await driver.api('patch', `/channels/${id}`).send({ template: 'Order {{ order.id }}', enabled: false }).expect(200);
-    expect(updated.body).toMatchObject({ name: 'Shop', template: 'Order {{ order.id }}', enabled: false, webhook_url: created.body.webhook_url });
+    const updated = await driver
+      .api('patch', `/channels/${id}`)
+      .send({ template: 'Order {{ order.id }}', enabled: false })
+      .expect(200);
+    expect(updated.body).toMatchObject({
+      name: 'Shop',
+      template: 'Order {{ order.id }}',
+      enabled: false,
+      webhook_url: created.body.webhook_url,
+    });
 
     await driver.api('delete', `/channels/${id}`).expect(204);
     await driver.api('get', `/channels/${id}`).expect(404);
@@ -73,7 +90,8 @@ describe('channels', () => {
     const urls = new Set<string>();
     for (let i = 0; i < 5; i++) urls.add((await driver.createChannel()).webhook_url);
     expect(urls.size).toBe(5);
-    for (const url of urls) expect(Buffer.from(url.split('/').pop() as string, 'base64url')).toHaveLength(24);
+    for (const url of urls)
+      expect(Buffer.from(url.split('/').pop() as string, 'base64url')).toHaveLength(24);
   });
 
   it('refuses invalid bodies with 400 and the field paths', async () => {
@@ -87,7 +105,10 @@ describe('channels', () => {
       [{ name: 'a', template: 'x', colour: 'red' }, ''],
     ];
     for (const [body, path] of cases) {
-      const res = await driver.api('post', '/channels').send(body as object).expect(400);
+      const res = await driver
+        .api('post', '/channels')
+        .send(body as object)
+        .expect(400);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body.code).toBe('validation_failed');
       expect(res.body.errors.map((e: { path: string }) => e.path)).toContain(path);
@@ -97,7 +118,10 @@ describe('channels', () => {
   });
 
   it('answers 400 invalid_json for a malformed JSON body and 404 for unknown ids', async () => {
-    const res = await driver.api('post', '/channels').set('Content-Type', 'application/json').send('{"name":');
+    const res = await driver
+      .api('post', '/channels')
+      .set('Content-Type', 'application/json')
+      .send('{"name":');
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('invalid_json');
     for (const id of ['999999', 'abc', "1' or '1'='1", '0', '-1']) {
@@ -110,14 +134,28 @@ describe('channels', () => {
 describe('workspace', () => {
   it('was created on first start with DEFAULT_CHAT_QUOTA', async () => {
     const res = await driver.api('get', '/workspace').expect(200);
-    const nextMonth = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1));
-    expect(res.body).toEqual({ id: expect.any(String), name: 'Default workspace', chat_quota: 77, chats_used: 0, quota_resets_at: nextMonth.toISOString() });
+    const nextMonth = new Date(
+      Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth() + 1, 1),
+    );
+    expect(res.body).toEqual({
+      id: expect.any(String),
+      name: 'Default workspace',
+      chat_quota: 77,
+      chats_used: 0,
+      quota_resets_at: nextMonth.toISOString(),
+    });
   });
 
   it('updates quota and name and resets usage; refuses anything else', async () => {
     const res = await driver.setWorkspace({ chat_quota: 500, name: 'Acme' }).expect(200);
     expect(res.body).toMatchObject({ chat_quota: 500, name: 'Acme' });
-    for (const body of [{ chats_used: 3 }, { chat_quota: -1 }, { chat_quota: 1.5 }, { name: '' }, { id: '9' }]) {
+    for (const body of [
+      { chats_used: 3 },
+      { chat_quota: -1 },
+      { chat_quota: 1.5 },
+      { name: '' },
+      { id: '9' },
+    ]) {
       expect((await driver.setWorkspace(body).expect(400)).body.code).toBe('validation_failed');
     }
   });

@@ -19,7 +19,9 @@ describe('configuration', () => {
     });
     expect(Object.isFrozen(config.rateLimit)).toBe(true);
     expect(parseConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
-    expect(parseConfig({ PUBLIC_BASE_URL: 'https://hooks.example.com/' }).publicBaseUrl).toBe('https://hooks.example.com');
+    expect(parseConfig({ PUBLIC_BASE_URL: 'https://hooks.example.com/' }).publicBaseUrl).toBe(
+      'https://hooks.example.com',
+    );
     expect(parseConfig({ BODY_LIMIT: '512kb' }).bodyLimitBytes).toBe(512 * 1024);
   });
 
@@ -40,7 +42,9 @@ describe('configuration', () => {
   });
 
   it('never echoes secret values in the error', () => {
-    expect(() => parseConfig({ ADMIN_API_KEY: 'short-secret' })).toThrow(/^ADMIN_API_KEY must be at least 16 characters long$/);
+    expect(() => parseConfig({ ADMIN_API_KEY: 'short-secret' })).toThrow(
+      /^ADMIN_API_KEY must be at least 16 characters long$/,
+    );
   });
 
   it('stops start-up with one line on stderr and exit code 1', () => {
@@ -50,6 +54,8 @@ describe('configuration', () => {
       timeout: 20_000,
     });
     expect(run.status).toBe(1);
-    expect(run.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^hookprompt: invalid configuration: PORT must be a whole number/)]);
+    expect(run.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^hookprompt: invalid configuration: PORT must be a whole number/),
+    ]);
   });
 });

@@ -8,7 +8,13 @@ let driver: Driver;
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { BODY_LIMIT: '64kb', RATE_LIMIT_PER_CHANNEL: '100000000', RATE_LIMIT_PER_IP: '100000000' } });
+  app = await startTestApp({
+    env: {
+      BODY_LIMIT: '64kb',
+      RATE_LIMIT_PER_CHANNEL: '100000000',
+      RATE_LIMIT_PER_IP: '100000000',
+    },
+  });
   driver = new Driver(app);
   channel = await driver.createChannel();
 });
@@ -26,26 +32,98 @@ const corpus: [string, string | Uint8Array, string | null, number, string | unde
   ['empty body', '', 'application/json', 400, 'invalid_json'],
   ['empty body without Content-Type', '', null, 400, 'invalid_json'],
   ['NaN', '{"a":NaN}', 'application/json', 400, 'invalid_json'],
-  ['raw NUL byte', bytes(0x7b, 0x22, 0x61, 0x22, 0x3a, 0x00, 0x7d), 'application/json', 400, 'invalid_json'],
-  ['invalid UTF-8', bytes(0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d), 'application/json', 400, 'invalid_json'],
-  ['overlong UTF-8', bytes(0x7b, 0x22, 0xc0, 0xaf, 0x22, 0x3a, 0x31, 0x7d), 'application/json', 400, 'invalid_json'],
-  ['UTF-16 body', new Uint8Array(Buffer.from('{"a":1}', 'utf16le')), 'application/json', 400, 'invalid_json'],
-  ['deep nesting (100 000)', `{"a":${'['.repeat(100_000)}`, 'application/json', 413, 'payload_too_large'],
-  ['deep nesting (5 000, under the size limit)', `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`, 'application/json', 400, 'invalid_json'],
+  [
+    'raw NUL byte',
+    bytes(0x7b, 0x22, 0x61, 0x22, 0x3a, 0x00, 0x7d),
+    'application/json',
+    400,
+    'invalid_json',
+  ],
+  [
+    'invalid UTF-8',
+    bytes(0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d),
+    'application/json',
+    400,
+    'invalid_json',
+  ],
+  [
+    'overlong UTF-8',
+    bytes(0x7b, 0x22, 0xc0, 0xaf, 0x22, 0x3a, 0x31, 0x7d),
+    'application/json',
+    400,
+    'invalid_json',
+  ],
+  [
+    'UTF-16 body',
+    new Uint8Array(Buffer.from('{"a":1}', 'utf16le')),
+    'application/json',
+    400,
+    'invalid_json',
+  ],
+  [
+    'deep nesting (100 000)',
+    `{"a":${'['.repeat(100_000)}`,
+    'application/json',
+    413,
+    'payload_too_large',
+  ],
+  [
+    'deep nesting (5 000, under the size limit)',
+    `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`,
+    'application/json',
+    400,
+    'invalid_json',
+  ],
   ['array', '[{"a":1}]', 'application/json', 400, 'payload_not_object'],
   ['string', '"{}"', 'application/json', 400, 'payload_not_object'],
-  ['form-urlencoded', 'a=1&b=2', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type'],
-  ['multipart', '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--', 'multipart/form-data; boundary=b', 415, 'unsupported_media_type'],
+  [
+    'form-urlencoded',
+    'a=1&b=2',
+    'application/x-www-form-urlencoded',
+    415,
+    'unsupported_media_type',
+  ],
+  [
+    'multipart',
+    '--b\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--b--',
+    'multipart/form-data; boundary=b',
+    415,
+    'unsupported_media_type',
+  ],
   ['text/plain JSON', '{"a":1}', 'text/plain', 415, 'unsupported_media_type'],
   ['text/json', '{"a":1}', 'text/json', 415, 'unsupported_media_type'],
   ['malformed Content-Type', '{"a":1}', 'application/json; charset', 415, 'unsupported_media_type'],
-  ['one byte over the limit', JSON.stringify({ a: 'x'.repeat(LIMIT - 8 + 1) }), 'application/json', 413, 'payload_too_large'],
-  ['huge string (exactly at the limit)', JSON.stringify({ a: 'x'.repeat(LIMIT - 8) }), 'application/json', 200, undefined],
+  [
+    'one byte over the limit',
+    JSON.stringify({ a: 'x'.repeat(LIMIT - 8 + 1) }),
+    'application/json',
+    413,
+    'payload_too_large',
+  ],
+  [
+    'huge string (exactly at the limit)',
+    JSON.stringify({ a: 'x'.repeat(LIMIT - 8) }),
+    'application/json',
+    200,
+    undefined,
+  ],
   ['lone surrogates', '{"a":"\\ud800","b":"\\udfff x"}', 'application/json', 200, undefined],
   ['escaped NUL', '{"a":"\\u0000"}', 'application/json', 200, undefined],
   ['duplicate keys', '{"a":1,"a":2}', 'application/json', 200, undefined],
-  ['__proto__ keys', '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}', 'application/json', 200, undefined],
-  ['UTF-8 BOM', new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('{"a":1}')]), 'application/json', 200, undefined],
+  [
+    '__proto__ keys',
+    '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}',
+    'application/json',
+    200,
+    undefined,
+  ],
+  [
+    'UTF-8 BOM',
+    new Uint8Array([0xef, 0xbb, 0xbf, ...Buffer.from('{"a":1}')]),
+    'application/json',
+    200,
+    undefined,
+  ],
   ['vendor +json type', '{"a":1}', 'application/cloudevents+json; charset=utf-8', 200, undefined],
 ];
 
@@ -55,13 +133,19 @@ function expectSafeProblem(res: HookResponse, status: number, code: string | und
     expect(res.body.code).toBe(code);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     // nothing internal reaches the sender
-    expect(JSON.stringify(res.body)).not.toMatch(/\bat \S+ \(|node_modules|\/src\/|SyntaxError|RangeError|PGlite|postgres/i);
+    expect(JSON.stringify(res.body)).not.toMatch(
+      /\bat \S+ \(|node_modules|\/src\/|SyntaxError|RangeError|PGlite|postgres/i,
+    );
   }
 }
 
 describe('bad input corpus', () => {
   it.each(corpus)('%s', async (_what, body, contentType, status, code) => {
-    expectSafeProblem(await driver.sendEvent(channel.webhook_url, body, { contentType }), status, code);
+    expectSafeProblem(
+      await driver.sendEvent(channel.webhook_url, body, { contentType }),
+      status,
+      code,
+    );
   });
 
   it('keeps nothing of a prototype pollution attempt', () => {
@@ -69,8 +153,18 @@ describe('bad input corpus', () => {
   });
 
   it('refuses very long tokens and path tricks with 404', async () => {
-    for (const path of [`/hooks/${'a'.repeat(10_000)}`, '/hooks/..%2f..%2fapi%2fv1', '/hooks/%00', '/hooks/a%20b', '/hooks/a/b/c']) {
-      const res = await fetch(`${app.baseUrl}${path}`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } });
+    for (const path of [
+      `/hooks/${'a'.repeat(10_000)}`,
+      '/hooks/..%2f..%2fapi%2fv1',
+      '/hooks/%00',
+      '/hooks/a%20b',
+      '/hooks/a/b/c',
+    ]) {
+      const res = await fetch(`${app.baseUrl}${path}`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
       expect([404, 414, 431]).toContain(res.status);
     }
   });
@@ -107,7 +201,9 @@ describe('fuzzing the receiver', () => {
         const res = await driver.sendEvent(channel.webhook_url, body, { contentType });
         expect([200, 400, 415]).toContain(res.status);
         if (res.status !== 200) {
-          expect(['invalid_json', 'payload_not_object', 'unsupported_media_type']).toContain(res.body.code);
+          expect(['invalid_json', 'payload_not_object', 'unsupported_media_type']).toContain(
+            res.body.code,
+          );
         }
       }),
       { numRuns: 150 },
@@ -117,13 +213,19 @@ describe('fuzzing the receiver', () => {
 
   it('accepts every JSON object a sender can produce, and stores it byte for byte', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 })), async (object) => {
-        const text = JSON.stringify(object);
-        const res = await driver.sendEvent(channel.webhook_url, text);
-        expect(res.status).toBe(200);
-        const { rows } = await app.ctx.db.query<{ payload: string }>('select payload from events where id = $1', [res.body.event_id]);
-        expect(rows[0]?.payload).toBe(text);
-      }),
+      fc.asyncProperty(
+        fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 3 })),
+        async (object) => {
+          const text = JSON.stringify(object);
+          const res = await driver.sendEvent(channel.webhook_url, text);
+          expect(res.status).toBe(200);
+          const { rows } = await app.ctx.db.query<{ payload: string }>(
+            'select payload from events where id = $1',
+            [res.body.event_id],
+          );
+          expect(rows[0]?.payload).toBe(text);
+        },
+      ),
       { numRuns: 60 },
     );
   });

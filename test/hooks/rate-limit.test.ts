@@ -7,7 +7,9 @@ afterEach(() => app?.close());
 
 describe('rate limits', () => {
   it('answers 429 with Retry-After past the per-channel limit, and accepts again after the window', async () => {
-    app = await startTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '3', RATE_LIMIT_WINDOW_MS: '1000' } });
+    app = await startTestApp({
+      env: { RATE_LIMIT_PER_CHANNEL: '3', RATE_LIMIT_WINDOW_MS: '1000' },
+    });
     const driver = new Driver(app);
     const [busy, quiet] = [await driver.createChannel(), await driver.createChannel()];
 
@@ -47,7 +49,9 @@ describe('rate limits', () => {
     const channel = await driver.createChannel();
     const res = await driver.sendEvent(channel.webhook_url);
     expect(res.headers.get('ratelimit')).toMatch(/"sender"; r=\d+; t=\d+, "channel"; r=599; t=\d+/);
-    expect(res.headers.get('ratelimit-policy')).toMatch(/"sender"; q=1200; w=60.*"channel"; q=600; w=60/);
+    expect(res.headers.get('ratelimit-policy')).toMatch(
+      /"sender"; q=1200; w=60.*"channel"; q=600; w=60/,
+    );
   });
 });
 

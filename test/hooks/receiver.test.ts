@@ -11,18 +11,32 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const newChannel = (input: Parameters<Driver['createChannel']>[0] = {}) => driver.createChannel(input);
+const newChannel = (input: Parameters<Driver['createChannel']>[0] = {}) =>
+  driver.createChannel(input);
 
-function expectProblem(res: { status: number; headers: Headers; body: Record<string, unknown> }, status: number, code: string) {
+function expectProblem(
+  res: { status: number; headers: Headers; body: Record<string, unknown> },
+  status: number,
+  code: string,
+) {
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ status, code, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+  expect(res.body).toMatchObject({
+    status,
+    code,
+    title: expect.any(String),
+    detail: expect.any(String),
+    type: expect.any(String),
+  });
 }
 
 describe('POST /hooks/:token', () => {
   it('answers 200 with the event id once the event is stored as pending', async () => {
     const channel = await newChannel();
-    const res = await driver.sendEvent(channel.webhook_url, '{"order":{"id":9007199254740993,"total":1.50}}');
+    const res = await driver.sendEvent(
+      channel.webhook_url,
+      '{"order":{"id":9007199254740993,"total":1.50}}',
+    );
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'received', event_id: expect.any(String) });
     const [event] = await driver.eventsOf(channel.id);
@@ -33,9 +47,27 @@ describe('POST /hooks/:token', () => {
 
   it('accepts application/*+json and a body with no Content-Type at all', async () => {
     const channel = await newChannel();
-    expect((await driver.sendEvent(channel.webhook_url, { a: 1 }, { contentType: 'application/vnd.shop+json' })).status).toBe(200);
-    expect((await driver.sendEvent(channel.webhook_url, { a: 2 }, { contentType: null })).status).toBe(200);
-    expect((await driver.sendEvent(channel.webhook_url, { a: 3 }, { contentType: 'application/json; charset=utf-8' })).status).toBe(200);
+    expect(
+      (
+        await driver.sendEvent(
+          channel.webhook_url,
+          { a: 1 },
+          { contentType: 'application/vnd.shop+json' },
+        )
+      ).status,
+    ).toBe(200);
+    expect(
+      (await driver.sendEvent(channel.webhook_url, { a: 2 }, { contentType: null })).status,
+    ).toBe(200);
+    expect(
+      (
+        await driver.sendEvent(
+          channel.webhook_url,
+          { a: 3 },
+          { contentType: 'application/json; charset=utf-8' },
+        )
+      ).status,
+    ).toBe(200);
     expect(await driver.eventsOf(channel.id)).toHaveLength(3);
   });
 
@@ -51,7 +83,12 @@ describe('POST /hooks/:token', () => {
     const countEvents = async () =>
       (await app.ctx.db.query<{ n: string }>('select count(*)::text as n from events')).rows[0]?.n;
     const before = await countEvents();
-    for (const path of ['/hooks/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', '/hooks/..%2F..%2Fetc', `/hooks/${'x'.repeat(5000)}`, '/hooks']) {
+    for (const path of [
+      '/hooks/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+      '/hooks/..%2F..%2Fetc',
+      `/hooks/${'x'.repeat(5000)}`,
+      '/hooks',
+    ]) {
       expectProblem(await driver.sendEvent(`${app.baseUrl}${path}`), 404, 'channel_not_found');
     }
     expect(await countEvents()).toBe(before);
@@ -69,9 +106,17 @@ describe('POST /hooks/:token', () => {
 
   it('answers 403 channel_disabled for a disabled channel and records the refusal', async () => {
     const channel = await newChannel({ enabled: false });
-    expectProblem(await driver.sendEvent(channel.webhook_url, { hello: 'world' }), 403, 'channel_disabled');
+    expectProblem(
+      await driver.sendEvent(channel.webhook_url, { hello: 'world' }),
+      403,
+      'channel_disabled',
+    );
     const [event] = await driver.eventsOf(channel.id);
-    expect(event).toMatchObject({ status: 'rejected', error: 'channel_disabled', payload: '{"hello":"world"}' });
+    expect(event).toMatchObject({
+      status: 'rejected',
+      error: 'channel_disabled',
+      payload: '{"hello":"world"}',
+    });
 
     await driver.updateChannel(channel.id, { enabled: true }).expect(200);
     expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
@@ -87,10 +132,16 @@ describe('POST /hooks/:token', () => {
       ['not a media type', '{}'],
     ];
     for (const [type, body] of cases) {
-      expectProblem(await driver.sendEvent(channel.webhook_url, body, { contentType: type }), 415, 'unsupported_media_type');
+      expectProblem(
+        await driver.sendEvent(channel.webhook_url, body, { contentType: type }),
+        415,
+        'unsupported_media_type',
+      );
     }
     const events = await driver.eventsOf(channel.id);
-    expect(events.map((e) => [e.status, e.error])).toEqual(cases.map(() => ['rejected', 'unsupported_media_type']));
+    expect(events.map((e) => [e.status, e.error])).toEqual(
+      cases.map(() => ['rejected', 'unsupported_media_type']),
+    );
     expect(events[0]?.payload).toBe('order=1&total=2');
   });
 
@@ -110,8 +161,16 @@ describe('POST /hooks/:token', () => {
     try {
       const deepChannel = await new Driver(app2).createChannel();
       const tooDeep = `${'['.repeat(1001)}${']'.repeat(1001)}`;
-      expectProblem(await driver.sendEvent(deepChannel.webhook_url, `{"a":${tooDeep}}`), 400, 'invalid_json');
-      expectProblem(await driver.sendEvent(deepChannel.webhook_url, '['.repeat(100_000)), 400, 'invalid_json');
+      expectProblem(
+        await driver.sendEvent(deepChannel.webhook_url, `{"a":${tooDeep}}`),
+        400,
+        'invalid_json',
+      );
+      expectProblem(
+        await driver.sendEvent(deepChannel.webhook_url, '['.repeat(100_000)),
+        400,
+        'invalid_json',
+      );
       const deepEnough = `{"a":${'['.repeat(999)}${']'.repeat(999)}}`;
       expect((await driver.sendEvent(deepChannel.webhook_url, deepEnough)).status).toBe(200);
     } finally {
@@ -143,7 +202,13 @@ describe('POST /hooks/:token', () => {
 
   it('checks the disabled channel before the body: a disabled channel answers 403 even to a bad body', async () => {
     const channel = await newChannel({ enabled: false });
-    expectProblem(await driver.sendEvent(channel.webhook_url, 'a=1', { contentType: 'application/x-www-form-urlencoded' }), 403, 'channel_disabled');
+    expectProblem(
+      await driver.sendEvent(channel.webhook_url, 'a=1', {
+        contentType: 'application/x-www-form-urlencoded',
+      }),
+      403,
+      'channel_disabled',
+    );
   });
 });
 
@@ -154,19 +219,25 @@ describe('workspace chat quota', () => {
       const quotaDriver = new Driver(quotaApp);
       const channel = await quotaDriver.createChannel();
       await quotaDriver.setWorkspace({ chat_quota: 25 }).expect(200);
-      for (let i = 0; i < 5; i++) expect((await quotaDriver.sendEvent(channel.webhook_url)).status).toBe(200);
+      for (let i = 0; i < 5; i++)
+        expect((await quotaDriver.sendEvent(channel.webhook_url)).status).toBe(200);
 
-      const results = await Promise.all(Array.from({ length: 50 }, (_, i) => quotaDriver.sendEvent(channel.webhook_url, { i })));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => quotaDriver.sendEvent(channel.webhook_url, { i })),
+      );
       const statuses = results.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(20);
       expect(statuses.filter((s) => s === 403)).toHaveLength(30);
-      for (const res of results.filter((r) => r.status === 403)) expect(res.body.code).toBe('quota_exceeded');
+      for (const res of results.filter((r) => r.status === 403))
+        expect(res.body.code).toBe('quota_exceeded');
 
       const workspace = await quotaDriver.api('get', '/workspace').expect(200);
       expect(workspace.body).toMatchObject({ chat_quota: 25, chats_used: 25 });
       const events = await quotaDriver.eventsOf(channel.id);
       expect(events.filter((e) => e.status === 'pending')).toHaveLength(25);
-      expect(events.filter((e) => e.status === 'rejected' && e.error === 'quota_exceeded')).toHaveLength(30);
+      expect(
+        events.filter((e) => e.status === 'rejected' && e.error === 'quota_exceeded'),
+      ).toHaveLength(30);
 
       // an admin resets usage: requests are accepted again
       await quotaDriver.setWorkspace({ chats_used: 0 }).expect(200);
@@ -182,7 +253,9 @@ describe('workspace chat quota', () => {
     expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
     expect((await driver.sendEvent(channel.webhook_url)).body.code).toBe('quota_exceeded');
     // the usage was counted last month
-    await app.ctx.db.query(`update workspaces set quota_period_start = quota_period_start - interval '1 month'`);
+    await app.ctx.db.query(
+      `update workspaces set quota_period_start = quota_period_start - interval '1 month'`,
+    );
     expect((await driver.api('get', '/workspace')).body.chats_used).toBe(0);
     expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
     expect((await driver.api('get', '/workspace')).body.chats_used).toBe(1);
@@ -199,7 +272,12 @@ describe('channel lifecycle as senders see it', () => {
   it('regenerating the URL makes the old one 404 at once and keeps every setting', async () => {
     const res = await driver.api('post', `/channels/${channel.id}/regenerate-url`).expect(200);
     expect(res.body.webhook_url).not.toBe(channel.webhook_url);
-    expect(res.body).toMatchObject({ id: channel.id, name: channel.name, template: 'Hi {{name}}', enabled: true });
+    expect(res.body).toMatchObject({
+      id: channel.id,
+      name: channel.name,
+      template: 'Hi {{name}}',
+      enabled: true,
+    });
     expectProblem(await driver.sendEvent(channel.webhook_url), 404, 'channel_not_found');
     expect((await driver.sendEvent(res.body.webhook_url)).status).toBe(200);
     channel = res.body;
@@ -222,7 +300,9 @@ describe('logging', () => {
     const text = app.logText();
     expect(text).not.toContain(token);
     expect(text).not.toContain('do-not-log-me');
-    const hookLines = app.logs.filter((line) => (line.req as { url?: string } | undefined)?.url === '/hooks/[redacted]');
+    const hookLines = app.logs.filter(
+      (line) => (line.req as { url?: string } | undefined)?.url === '/hooks/[redacted]',
+    );
     expect(hookLines.length).toBeGreaterThan(0);
   });
 });

@@ -3,8 +3,16 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLoad, summarise } from '../support/load.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
-import { canStartPostgres, startTempPostgres, type TempPostgres } from '../support/temp-postgres.js';
-import { createTestDatabase, testDatabaseUrl, type TestDatabase } from '../support/test-database.js';
+import {
+  canStartPostgres,
+  startTempPostgres,
+  type TempPostgres,
+} from '../support/temp-postgres.js';
+import {
+  createTestDatabase,
+  testDatabaseUrl,
+  type TestDatabase,
+} from '../support/test-database.js';
 
 // These tests run the service as a real process on real PostgreSQL and break things under load.
 const ADMIN_API_KEY = 'fault-test-admin-key-0123456789';
@@ -34,7 +42,10 @@ async function storedIds(url: string, ids: string[]): Promise<Set<string>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ id: string }>('select id::text from events where id = any($1::bigint[])', [ids]);
+    const { rows } = await client.query<{ id: string }>(
+      'select id::text from events where id = any($1::bigint[])',
+      [ids],
+    );
     return new Set(rows.map((row) => row.id));
   } finally {
     await client.end();
@@ -44,7 +55,12 @@ async function storedIds(url: string, ids: string[]): Promise<Set<string>> {
 describe.skipIf(!canStartPostgres)('PostgreSQL stops while senders post', () => {
   it('answers 503 (never 200) while it is down, stays up, and accepts again once it is back', async () => {
     tempPostgres = await startTempPostgres();
-    server = await startServerProcess({ DATABASE_URL: tempPostgres.url, ADMIN_API_KEY, ROLE: 'web', ...UNLIMITED });
+    server = await startServerProcess({
+      DATABASE_URL: tempPostgres.url,
+      ADMIN_API_KEY,
+      ROLE: 'web',
+      ...UNLIMITED,
+    });
     const webhookUrl = await createChannel(server.baseUrl);
 
     const load = startLoad(webhookUrl, 8);
@@ -56,26 +72,41 @@ describe.skipIf(!canStartPostgres)('PostgreSQL stops while senders post', () => 
     expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
     tempPostgres.start();
     // after the first 200 following the restart, every later request must be accepted
-    while (!load.results.slice(answeredBeforeOutage + 100).some((r) => r.status === 200)) await load.waitFor(10);
-    const firstBack = answeredBeforeOutage + 100 + load.results.slice(answeredBeforeOutage + 100).findIndex((r) => r.status === 200);
+    while (!load.results.slice(answeredBeforeOutage + 100).some((r) => r.status === 200))
+      await load.waitFor(10);
+    const firstBack =
+      answeredBeforeOutage +
+      100 +
+      load.results.slice(answeredBeforeOutage + 100).findIndex((r) => r.status === 200);
     await load.waitFor(200);
     const results = await load.stop();
 
     const { byStatus, acceptedIds, sent } = summarise(results);
     expect(Object.keys(byStatus).sort()).toEqual(['200', '503']);
-    expect(results.slice(answeredBeforeOutage + 8, answeredBeforeOutage + 100).every((r) => r.status === 503)).toBe(true);
+    expect(
+      results
+        .slice(answeredBeforeOutage + 8, answeredBeforeOutage + 100)
+        .every((r) => r.status === 503),
+    ).toBe(true);
     expect(results.slice(firstBack + 8).every((r) => r.status === 200)).toBe(true);
     expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
     const stored = await storedIds(tempPostgres.url, acceptedIds);
     expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(`PostgreSQL outage: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`);
+    console.log(
+      `PostgreSQL outage: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+    );
   });
 });
 
 describe.skipIf(!testDatabaseUrl)('the web process dies or is stopped under load', () => {
   it('SIGKILL: every event whose sender got a 200 is in the database', async () => {
     database = await createTestDatabase();
-    server = await startServerProcess({ DATABASE_URL: database.url as string, ADMIN_API_KEY, ROLE: 'web', ...UNLIMITED });
+    server = await startServerProcess({
+      DATABASE_URL: database.url as string,
+      ADMIN_API_KEY,
+      ROLE: 'web',
+      ...UNLIMITED,
+    });
     const load = startLoad(await createChannel(server.baseUrl), 32);
     await load.waitFor(500);
     server.child.kill('SIGKILL');
@@ -85,30 +116,50 @@ describe.skipIf(!testDatabaseUrl)('the web process dies or is stopped under load
     expect(Object.keys(byStatus).sort()).toEqual(['200', 'network_error']);
     const stored = await storedIds(database.url as string, acceptedIds);
     expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(`SIGKILL under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`);
+    console.log(
+      `SIGKILL under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+    );
   });
 
   it('SIGTERM: in-flight requests finish, the process exits 0, and no 200 is lost', async () => {
     database = await createTestDatabase();
-    server = await startServerProcess({ DATABASE_URL: database.url as string, ADMIN_API_KEY, ROLE: 'web', ...UNLIMITED });
+    server = await startServerProcess({
+      DATABASE_URL: database.url as string,
+      ADMIN_API_KEY,
+      ROLE: 'web',
+      ...UNLIMITED,
+    });
     const load = startLoad(await createChannel(server.baseUrl), 32);
     await load.waitFor(500);
     const exitCode = await server.stop('SIGTERM');
     const { byStatus, acceptedIds, sent } = summarise(await load.stop());
 
     expect(exitCode).toBe(0);
-    expect(Object.keys(byStatus).filter((status) => status !== '200' && status !== 'network_error')).toEqual([]);
+    expect(
+      Object.keys(byStatus).filter((status) => status !== '200' && status !== 'network_error'),
+    ).toEqual([]);
     const stored = await storedIds(database.url as string, acceptedIds);
     expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(`SIGTERM under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`);
+    console.log(
+      `SIGTERM under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+    );
   });
 
   it('keeps memory bounded under oversized and deeply nested bodies', async () => {
     database = await createTestDatabase();
-    server = await startServerProcess({ DATABASE_URL: database.url as string, ADMIN_API_KEY, ROLE: 'web', ...UNLIMITED });
+    server = await startServerProcess({
+      DATABASE_URL: database.url as string,
+      ADMIN_API_KEY,
+      ROLE: 'web',
+      ...UNLIMITED,
+    });
     const webhookUrl = await createChannel(server.baseUrl);
-    const rss = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server?.child.pid}/status`, 'utf8'))?.[1]) * 1024;
-    const post = (body: string) => fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const rss = () =>
+      Number(
+        /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server?.child.pid}/status`, 'utf8'))?.[1],
+      ) * 1024;
+    const post = (body: string) =>
+      fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
     const deep = `{"a":${'['.repeat(100_000)}}`;
     const huge = `{"a":"${'x'.repeat(8 * 1024 * 1024)}"}`;
@@ -119,10 +170,15 @@ describe.skipIf(!testDatabaseUrl)('the web process dies or is stopped under load
         ...Array.from({ length: 10 }, () => post(deep)),
         ...Array.from({ length: 4 }, () => post(huge)),
       ]);
-      expect(answers.map((res) => res.status).sort()).toEqual([...Array(10).fill(400), ...Array(4).fill(413)]);
+      expect(answers.map((res) => res.status).sort()).toEqual([
+        ...Array(10).fill(400),
+        ...Array(4).fill(413),
+      ]);
     }
     const growth = rss() - before;
-    console.log(`memory: RSS ${Math.round(before / 2 ** 20)} MiB before, grew ${Math.round(growth / 2 ** 20)} MiB over 70 hostile requests (280 MiB sent)`);
+    console.log(
+      `memory: RSS ${Math.round(before / 2 ** 20)} MiB before, grew ${Math.round(growth / 2 ** 20)} MiB over 70 hostile requests (280 MiB sent)`,
+    );
     expect(growth).toBeLessThan(150 * 2 ** 20);
     expect((await fetch(`${server.baseUrl}/healthz`)).status).toBe(200);
   });

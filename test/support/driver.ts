@@ -37,11 +37,19 @@ export class Driver {
 
   /** A supertest request to the management API, authorised with this driver's key. */
   api(method: 'get' | 'post' | 'patch' | 'delete', path: string) {
-    return request(this.app.baseUrl)[method](`/api/v1${path}`).set('Authorization', `Bearer ${this.apiKey}`);
+    return request(this.app.baseUrl)
+      [method](`/api/v1${path}`)
+      .set('Authorization', `Bearer ${this.apiKey}`);
   }
 
-  async createChannel(input: { name?: string; template?: string; enabled?: boolean } = {}): Promise<ChannelJson> {
-    const res = await this.api('post', '/channels').send({ name: 'Orders', template: 'Order {{order.id}}', ...input });
+  async createChannel(
+    input: { name?: string; template?: string; enabled?: boolean } = {},
+  ): Promise<ChannelJson> {
+    const res = await this.api('post', '/channels').send({
+      name: 'Orders',
+      template: 'Order {{order.id}}',
+      ...input,
+    });
     if (res.status !== 201) throw new Error(`createChannel: ${res.status} ${res.text}`);
     return res.body as ChannelJson;
   }
@@ -63,12 +71,22 @@ export class Driver {
     body: unknown = { order: { id: 1 } },
     { contentType = 'application/json' as string | null, method = 'POST' } = {},
   ): Promise<HookResponse> {
-    const text = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
-    const headers: Record<string, string> = contentType === null ? {} : { 'Content-Type': contentType };
+    const text =
+      typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
+    const headers: Record<string, string> =
+      contentType === null ? {} : { 'Content-Type': contentType };
     const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
-    const res = await fetch(webhookUrl, { method, headers, body: method === 'GET' || method === 'HEAD' ? undefined : bytes });
+    const res = await fetch(webhookUrl, {
+      method,
+      headers,
+      body: method === 'GET' || method === 'HEAD' ? undefined : bytes,
+    });
     const raw = await res.text();
-    return { status: res.status, headers: res.headers, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
+    return {
+      status: res.status,
+      headers: res.headers,
+      body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {},
+    };
   }
 
   /** The events stored for a channel, oldest first, read straight from the database. */

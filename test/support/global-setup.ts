@@ -9,7 +9,9 @@ export default async function setup(): Promise<void> {
   if (!testDatabaseUrl) return;
   const client = new pg.Client({ connectionString: testDatabaseUrl });
   await client.connect();
-  const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [TEMPLATE_DATABASE]);
+  const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [
+    TEMPLATE_DATABASE,
+  ]);
   await client.end();
   if (rowCount) return;
 

@@ -15,7 +15,11 @@ export function startLoad(webhookUrl: string, concurrency: number) {
     while (running) {
       const body = JSON.stringify({ order: { id: ++counter }, pad: 'x'.repeat(200) });
       try {
-        const res = await fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const res = await fetch(webhookUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         const json = (await res.json().catch(() => ({}))) as { event_id?: string };
         results.push({ status: res.status, eventId: json.event_id });
       } catch {

@@ -26,13 +26,21 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const baseUrl = `http://127.0.0.1:${port}`;
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: projectRoot,
-    env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: baseUrl, ...env, PORT: String(port) },
+    env: {
+      PATH: process.env.PATH,
+      LOG_LEVEL: 'warn',
+      PUBLIC_BASE_URL: baseUrl,
+      ...env,
+      PORT: String(port),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | string | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? signal)));
+  const exited = new Promise<number | string | null>((resolve) =>
+    child.on('exit', (code, signal) => resolve(code ?? signal)),
+  );
 
   await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output);
   return {
@@ -47,7 +55,11 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   };
 }
 
-async function waitUntilAnswering(url: string, exited: Promise<unknown>, output: () => string): Promise<void> {
+async function waitUntilAnswering(
+  url: string,
+  exited: Promise<unknown>,
+  output: () => string,
+): Promise<void> {
   let ended = false;
   void exited.then(() => (ended = true));
   const deadline = Date.now() + 30_000;

@@ -34,12 +34,14 @@ export async function startTempPostgres(): Promise<TempPostgres> {
   }
   const run = (tool: string, args: string[]) => {
     const command = join(binDir as string, tool);
-    if (asRoot) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'pipe' });
+    if (asRoot)
+      execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'pipe' });
     else execFileSync(command, args, { stdio: 'pipe' });
   };
   run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const options = `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=${dir} -c fsync=on`;
-  const start = () => run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  const start = () =>
+    run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,

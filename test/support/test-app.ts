@@ -51,7 +51,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const ownsDatabase = !options.database;
   const database = options.database ?? (await createTestDatabase());
-  const ctx = await createContext(config, { db: database.db, log: createLogger(config.logLevel, sink) });
+  const ctx = await createContext(config, {
+    db: database.db,
+    log: createLogger(config.logLevel, sink),
+  });
   await options.setup?.(ctx, config);
   server.on('request', createApp(ctx));
 
