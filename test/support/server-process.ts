@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { projectRoot } from '../../src/paths.js';
 
@@ -30,6 +33,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
       PATH: process.env.PATH,
       LOG_LEVEL: 'warn',
       PUBLIC_BASE_URL: baseUrl,
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-process-')),
       ...env,
       PORT: String(port),
     },

@@ -1,4 +1,7 @@
+import { mkdtempSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
@@ -44,6 +47,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     },
   });
   const config = parseConfig({
+    // each app has a data directory of its own (the first admin's password may be written there)
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-test-')),
     ADMIN_API_KEY: TEST_ADMIN_KEY,
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'info',

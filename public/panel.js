@@ -1,0 +1,88 @@
+// Progressive enhancement for the hookprompt panel. Every page works without this file.
+(function () {
+  'use strict';
+  document.documentElement.classList.add('js');
+
+  // Copy buttons: <button data-copy="#input-id">.
+  document.addEventListener('click', function (event) {
+    var button = event.target.closest('[data-copy]');
+    if (!button) return;
+    var field = document.querySelector(button.getAttribute('data-copy'));
+    if (!field) return;
+    var text = field.value !== undefined ? field.value : field.textContent;
+    var done = function () {
+      var label = button.textContent;
+      button.textContent = 'Copied';
+      setTimeout(function () {
+        button.textContent = label;
+      }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () {
+        selectAndCopy(field, done);
+      });
+    } else {
+      selectAndCopy(field, done);
+    }
+  });
+
+  // Plain http on a remote host has no clipboard API: fall back to selecting the text.
+  function selectAndCopy(field, done) {
+    if (field.select) field.select();
+    try {
+      if (document.execCommand('copy')) done();
+    } catch (e) {
+      /* the text stays selected for a manual copy */
+    }
+  }
+
+  // The workspace selector switches as soon as another workspace is chosen.
+  document.querySelectorAll('select[data-autosubmit]').forEach(function (select) {
+    select.addEventListener('change', function () {
+      select.form.submit();
+    });
+  });
+
+  // Forms that need a second thought: <form data-confirm="Revoke this key?">.
+  document.addEventListener('submit', function (event) {
+    var message = event.target.getAttribute('data-confirm');
+    if (message && !window.confirm(message)) event.preventDefault();
+  });
+
+  // Channel editor: refresh the server-rendered preview while the template or sample is edited.
+  var form = document.querySelector('form[data-live-preview]');
+  if (form) {
+    var timer;
+    var sequence = 0;
+    var refresh = function () {
+      var mine = ++sequence;
+      var body = new URLSearchParams(new FormData(form));
+      fetch(form.getAttribute('data-live-preview'), {
+        method: 'POST',
+        body: body,
+        headers: { Accept: 'text/html' },
+        credentials: 'same-origin',
+      })
+        .then(function (response) {
+          return response.ok ? response.text() : null;
+        })
+        .then(function (html) {
+          if (!html || mine !== sequence) return;
+          var page = new DOMParser().parseFromString(html, 'text/html');
+          ['#preview', '#placeholders'].forEach(function (selector) {
+            var fresh = page.querySelector(selector);
+            var current = document.querySelector(selector);
+            if (fresh && current) current.replaceWith(document.adoptNode(fresh));
+          });
+        })
+        .catch(function () {
+          /* the Preview button still works */
+        });
+    };
+    form.addEventListener('input', function (event) {
+      if (!event.target.matches('[data-preview-input]')) return;
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 350);
+    });
+  }
+})();

@@ -1,0 +1,71 @@
+import type { Database } from '../db/database.js';
+import { insertWorkspace } from '../workspaces/workspaces-repo.js';
+import { toWorkspace, type Workspace } from '../workspaces/workspaces-service.js';
+import * as repo from './admins-repo.js';
+import { hashPassword, verifyNothing, verifyPassword } from './passwords.js';
+
+export interface Admin {
+  id: string;
+  email: string;
+}
+
+export type { MembershipRow as Membership } from './admins-repo.js';
+
+const toAdmin = (row: repo.AdminRow): Admin => ({ id: row.id, email: row.email });
+
+/** Panel admins: who they are, how they sign in, which workspaces they may open. */
+export class AdminsService {
+  constructor(private readonly db: Database) {}
+
+  /** The admin with this e-mail and password, or undefined; unknown addresses take as long. */
+  async authenticate(email: string, password: string): Promise<Admin | undefined> {
+    const row = await repo.findAdminByEmail(this.db, email.trim());
+    if (!row) return verifyNothing(password).then(() => undefined);
+    return (await verifyPassword(row.password_hash, password)) ? toAdmin(row) : undefined;
+  }
+
+  async get(id: string): Promise<Admin | undefined> {
+    const row = await repo.findAdmin(this.db, id);
+    return row && toAdmin(row);
+  }
+
+  workspacesOf(adminId: string): Promise<repo.MembershipRow[]> {
+    return repo.listMemberships(this.db, adminId);
+  }
+
+  /** A new workspace with the admin as its first member, in one transaction. */
+  createWorkspace(adminId: string, name: string, chatQuota: number): Promise<Workspace> {
+    return this.db.transaction(async (tx) => {
+      const workspace = await insertWorkspace(tx, name, chatQuota);
+      await repo.addMembership(tx, adminId, workspace.id);
+      return toWorkspace(workspace);
+    });
+  }
+
+  async changePassword(adminId: string, current: string, next: string): Promise<boolean> {
+    const row = await repo.findAdmin(this.db, adminId);
+    if (!row || !(await verifyPassword(row.password_hash, current))) return false;
+    await repo.updatePasswordHash(this.db, adminId, await hashPassword(next));
+    return true;
+  }
+
+  /**
+   * Creates the first admin, a member of `workspaceId`, unless an admin exists already.
+   * The lock makes instances that start together create one admin, not one each.
+   */
+  async createFirst(
+    email: string,
+    password: string,
+    workspaceId: string,
+  ): Promise<Admin | undefined> {
+    if (await repo.anyAdminExists(this.db)) return undefined;
+    const passwordHash = await hashPassword(password);
+    return this.db.transaction(async (tx) => {
+      await tx.query(`select pg_advisory_xact_lock(hashtext('hookprompt:first-admin'))`);
+      if (await repo.anyAdminExists(tx)) return undefined;
+      const admin = await repo.insertAdmin(tx, email, passwordHash);
+      await repo.addMembership(tx, admin.id, workspaceId);
+      return toAdmin(admin);
+    });
+  }
+}

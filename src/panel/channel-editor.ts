@@ -1,0 +1,143 @@
+import type { Request, Response } from 'express';
+import type { Channel } from '../channels/channels-service.js';
+import type { AppContext } from '../context.js';
+import { OVERSIZE_HEAD_BYTES, type BodyResult } from '../hooks/read-body.js';
+import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
+import { textareaText, type FieldErrors } from './forms.js';
+import { formField, workspaceId } from './panel-auth.js';
+import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
+
+export interface EditorForm {
+  name: string;
+  template: string;
+  /** The sample payload for the preview and for test events; blank means "make one up". */
+  sample?: string;
+}
+
+export interface TestOutcome {
+  accepted: boolean;
+  status: number;
+  code: string | undefined;
+  eventId: string;
+}
+
+interface EditorExtras {
+  status?: number;
+  errors?: FieldErrors;
+  testOutcome?: TestOutcome;
+  previewNote?: string;
+}
+
+/** How many recent events are searched for the last payload that can serve as a sample. */
+const RECENT_EVENTS = 20;
+
+/** The channel editor page: settings, live template preview, test events and the sender guide. */
+export function channelEditor(ctx: AppContext) {
+  const show = async (
+    res: Response,
+    channel: Channel,
+    form: EditorForm,
+    extras: EditorExtras = {},
+  ) => {
+    const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
+    const preview: Preview = previewTemplate(form.template, sample);
+    res.status(extras.status ?? 200).render('channels/edit', {
+      title: channel.name,
+      channel,
+      form: { ...form, sample },
+      errors: extras.errors ?? {},
+      placeholders: listPlaceholders(form.template),
+      preview,
+      previewNote: extras.previewNote,
+      testOutcome: extras.testOutcome,
+      curl: curlLine(channel.webhook_url, samplePayloadFor(channel.template)),
+    });
+  };
+
+  const formOf = (body: unknown, channel: Channel): EditorForm => {
+    const fields = (body ?? {}) as Record<string, unknown>;
+    const text = (name: string, fallback: string) => {
+      const value = fields[name];
+      return typeof value === 'string' ? textareaText(value) : fallback;
+    };
+    return {
+      name: text('name', channel.name),
+      template: text('template', channel.template),
+      sample: text('sample', ''),
+    };
+  };
+
+  /** The newest payload of this channel that is a JSON object, read through the Brain Logs service. */
+  const lastPayload = async (res: Response, channel: Channel): Promise<string | undefined> => {
+    const { data } = await ctx.events.list(workspaceId(res), {
+      channelId: channel.id,
+      limit: RECENT_EVENTS,
+    });
+    return data.find((event) => {
+      try {
+        return isJsonObject(parsePayload(event.payload));
+      } catch {
+        return false;
+      }
+    })?.payload;
+  };
+
+  /** Shows the unsaved form again with its preview; nothing is stored. */
+  const preview = async (req: Request, res: Response, channel: Channel) => {
+    const form = formOf(req.body, channel);
+    let previewNote: string | undefined;
+    if (formField(req.body, 'source') === 'last') {
+      const payload = await lastPayload(res, channel);
+      if (payload === undefined) {
+        previewNote = `No JSON object has been received on this channel in its last ${RECENT_EVENTS} events: the sample is unchanged.`;
+      } else {
+        form.sample = payload;
+        previewNote = 'The sample is the last payload this channel received.';
+      }
+    }
+    await show(res, channel, form, { previewNote });
+  };
+
+  /**
+   * Sends the sample through the receiver exactly as a POST to the webhook URL would go, so the
+   * disabled check, the quota and the recording in Brain Logs all apply. The saved template is used.
+   */
+  const sendTestEvent = async (req: Request, res: Response, channel: Channel) => {
+    const form = formOf(req.body, channel);
+    const sample = form.sample?.trim() ? form.sample : samplePayloadFor(channel.template);
+    const token = channel.webhook_url.slice(channel.webhook_url.lastIndexOf('/') + 1);
+    const receiving = await ctx.ingest.findChannel(token);
+    if (!receiving) {
+      const errors = { sample: 'The channel changed meanwhile; reload the page.' };
+      return show(res, channel, form, { status: 409, errors });
+    }
+    const bytes = Buffer.from(sample, 'utf8');
+    const body: BodyResult =
+      bytes.length > ctx.config.bodyLimitBytes
+        ? { tooLarge: true, head: bytes.subarray(0, OVERSIZE_HEAD_BYTES) }
+        : { tooLarge: false, bytes };
+    const outcome = await ctx.ingest.ingest(receiving, 'application/json', body);
+    const testOutcome: TestOutcome = outcome.accepted
+      ? { accepted: true, status: 200, code: undefined, eventId: outcome.eventId }
+      : {
+          accepted: false,
+          status: outcome.error.status,
+          code: outcome.error.code,
+          eventId: outcome.eventId,
+        };
+    ctx.log.info(
+      { channelId: channel.id, eventId: outcome.eventId, accepted: outcome.accepted },
+      'test event sent from the panel',
+    );
+    await show(res, channel, { ...form, sample }, { testOutcome });
+  };
+
+  return { show, formOf, preview, sendTestEvent };
+}
+
+/** A copy-and-paste command that sends one event; single quotes keep the shell out of the JSON. */
+export function curlLine(url: string, samplePayload: string): string {
+  const compact = toJsonText(parsePayload(samplePayload));
+  const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+  return `curl -X POST ${quote(url)} -H 'Content-Type: application/json' -d ${quote(compact)}`;
+}

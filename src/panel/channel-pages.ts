@@ -1,0 +1,145 @@
+import { Router } from 'express';
+import { channelStats } from '../channels/channel-stats-repo.js';
+import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
+import type { AppContext } from '../context.js';
+import { channelEditor } from './channel-editor.js';
+import { fieldErrors, pathId, textareaText } from './forms.js';
+import { formField, signedIn, workspaceId } from './panel-auth.js';
+
+const STARTER_TEMPLATE =
+  'New order {{order.id}} from {{customer.name}}: write a short, friendly confirmation.';
+
+/** The Channels area: list, create, edit, enable/disable, regenerate the URL, delete. */
+export function channelPages(ctx: AppContext): Router {
+  const router = Router();
+  const editor = channelEditor(ctx);
+  router.use((_req, res, next) => {
+    res.locals.area = 'channels';
+    next();
+  });
+
+  router.get('/', async (_req, res) => {
+    const ws = workspaceId(res);
+    const [channels, stats] = await Promise.all([ctx.channels.list(ws), channelStats(ctx.db, ws)]);
+    res.render('channels/index', {
+      title: 'Channels',
+      channels: channels.map((channel) => ({
+        ...channel,
+        stats: stats.get(channel.id) ?? { eventsToday: 0, lastEventAt: null },
+      })),
+    });
+  });
+
+  router.get('/new', (_req, res) => {
+    res.render('channels/new', {
+      title: 'New channel',
+      form: { name: '', template: STARTER_TEMPLATE, enabled: true },
+      errors: {},
+    });
+  });
+
+  router.post('/', async (req, res) => {
+    const form = {
+      name: formField(req.body, 'name'),
+      template: textareaText(formField(req.body, 'template')),
+      enabled: formField(req.body, 'enabled') === 'on',
+    };
+    const parsed = createChannelSchema.safeParse(form);
+    if (!parsed.success) {
+      return res
+        .status(400)
+        .render('channels/new', { title: 'New channel', form, errors: fieldErrors(parsed.error) });
+    }
+    const channel = await ctx.channels.create(workspaceId(res), parsed.data);
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: `Channel “${channel.name}” created. Give its webhook URL to the sender, or send a test event below.`,
+    });
+    res.redirect(303, `/channels/${channel.id}`);
+  });
+
+  router.get('/:id', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    await editor.show(res, channel, { name: channel.name, template: channel.template });
+  });
+
+  router.post('/:id', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const form = editor.formOf(req.body, channel);
+    const parsed = updateChannelSchema.safeParse({ name: form.name, template: form.template });
+    if (!parsed.success)
+      return editor.show(res, channel, form, { status: 400, errors: fieldErrors(parsed.error) });
+    await ctx.channels.update(ws, channel.id, parsed.data);
+    await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Channel saved.' });
+    res.redirect(303, `/channels/${channel.id}`);
+  });
+
+  router.post('/:id/preview', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    await editor.preview(req, res, channel);
+  });
+
+  router.post('/:id/test', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    await editor.sendTestEvent(req, res, channel);
+  });
+
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    router.post(`/:id/${action}`, async (req, res) => {
+      const channel = await ctx.channels.update(
+        workspaceId(res),
+        pathId(req.params.id, 'This channel'),
+        { enabled },
+      );
+      await ctx.sessions.flash(signedIn(res).session, {
+        kind: 'ok',
+        text: enabled
+          ? 'Channel enabled: its webhook URL accepts events again.'
+          : 'Channel disabled: senders now get 403 until you enable it again.',
+      });
+      res.redirect(303, `/channels/${channel.id}`);
+    });
+  }
+
+  router.get('/:id/regenerate', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    res.render('channels/confirm-regenerate', {
+      title: `Regenerate URL · ${channel.name}`,
+      channel,
+    });
+  });
+
+  router.post('/:id/regenerate', async (req, res) => {
+    const channel = await ctx.channels.regenerateUrl(
+      workspaceId(res),
+      pathId(req.params.id, 'This channel'),
+    );
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: 'New webhook URL created. The old URL now answers 404: update every sender to the new one.',
+    });
+    res.redirect(303, `/channels/${channel.id}`);
+  });
+
+  router.get('/:id/delete', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    res.render('channels/confirm-delete', { title: `Delete · ${channel.name}`, channel });
+  });
+
+  router.post('/:id/delete', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    await ctx.channels.delete(ws, channel.id);
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: `Channel “${channel.name}” deleted. Its URL answers 404; its events stay in Brain Logs.`,
+    });
+    res.redirect(303, '/channels');
+  });
+
+  return router;
+}

@@ -1,0 +1,42 @@
+import type { CookieOptions, Request, Response } from 'express';
+import type { Config } from '../config.js';
+
+/** The panel's two cookies. Over HTTPS they get the `__Host-` prefix: Secure, this host, path /. */
+export interface PanelCookies {
+  session: string;
+  /** Carries the sign-in form's CSRF token until a session exists (double submit). */
+  login: string;
+  options: CookieOptions;
+}
+
+export function panelCookies(config: Pick<Config, 'publicBaseUrl'>): PanelCookies {
+  const secure = config.publicBaseUrl.startsWith('https:');
+  const prefix = secure ? '__Host-' : '';
+  return {
+    session: `${prefix}hookprompt_session`,
+    login: `${prefix}hookprompt_login`,
+    // No expiry on the cookie itself: the browser forgets it when closed, the server when it expires.
+    options: { httpOnly: true, sameSite: 'lax', secure, path: '/' },
+  };
+}
+
+export function readCookie(req: Request, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
+    try {
+      return decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
+export function setCookie(res: Response, cookies: PanelCookies, name: string, value: string): void {
+  res.cookie(name, value, cookies.options);
+}
+
+export function clearCookie(res: Response, cookies: PanelCookies, name: string): void {
+  res.clearCookie(name, cookies.options);
+}

@@ -1,0 +1,74 @@
+/** Wording and time formats shared by the panel's pages (passed to every view as `fmt`). */
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `2024-05-01 10:30:05 UTC`: the panel shows and takes every time in UTC. */
+export function utcTime(value: string | Date | null | undefined): string {
+  if (!value) return '';
+  const d = new Date(value);
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} UTC`;
+}
+
+/** The value a `datetime-local` input shows for an instant, read as UTC. */
+export function dateTimeLocalValue(value: Date | undefined): string {
+  if (!value) return '';
+  return value.toISOString().slice(0, 19);
+}
+
+/** "3 min ago", for recent activity at a glance; the exact time goes in a tooltip. */
+export function ago(value: string | Date | null | undefined, now = new Date()): string {
+  if (!value) return '';
+  const seconds = Math.round((now.getTime() - new Date(value).getTime()) / 1000);
+  if (seconds < 45) return 'just now';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 36) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} days ago`;
+}
+
+export const STATUS_LABELS: Record<string, string> = {
+  pending: 'Pending',
+  processing: 'Processing',
+  replied: 'Replied',
+  skipped: 'Skipped',
+  failed: 'Failed',
+  rejected: 'Rejected',
+};
+
+export const STATUS_HINTS: Record<string, string> = {
+  pending: 'Received; waiting for the AI.',
+  processing: 'The AI is working on it.',
+  replied: 'The AI replied.',
+  skipped: 'The prompt rendered empty, so the AI was not asked.',
+  failed: 'The AI could not reply, even after retries.',
+  rejected: 'The receiver refused the request; the sender got an error.',
+};
+
+/** Why the receiver refused a request, in words a sender can act on. */
+const REFUSALS: Record<string, string> = {
+  channel_disabled:
+    'Refused: the channel is disabled (the sender got 403). Enable it in the Channels editor.',
+  quota_exceeded:
+    "Refused: the workspace has used this month's chat quota (the sender got 403). Raise the quota or reset usage on the Workspace page.",
+  invalid_json: 'Refused: the body is not valid JSON (the sender got 400).',
+  payload_not_object:
+    'Refused: the body is JSON but not an object; send an object such as {"order": {"id": 1}} (the sender got 400).',
+  unsupported_media_type:
+    'Refused: the body was not sent as JSON; send it with Content-Type: application/json (the sender got 415).',
+  payload_too_large:
+    'Refused: the body is larger than the size limit (the sender got 413). Only its first 1 KB is kept here.',
+};
+
+export function refusal(code: string | null): string {
+  if (!code) return 'Refused.';
+  return REFUSALS[code] ?? `Refused: ${code}.`;
+}
+
+export const fmt = {
+  utcTime,
+  ago,
+  refusal,
+  statusLabel: (s: string) => STATUS_LABELS[s] ?? s,
+  statusHint: (s: string) => STATUS_HINTS[s] ?? '',
+};

@@ -1,0 +1,84 @@
+import { EVENT_STATUSES, type EventFilter, type EventStatus } from '../events/events-service.js';
+import { dateTimeLocalValue } from './format.js';
+
+/** The Brain Logs filter as the page shows it: every value is the text of its form field. */
+export interface LogFilterForm {
+  channel: string;
+  status: string;
+  from: string;
+  to: string;
+}
+
+export const QUICK_RANGES = [
+  { since: '1h', label: 'last hour', ms: 3_600_000 },
+  { since: '24h', label: 'last 24 h', ms: 86_400_000 },
+  { since: '7d', label: 'last 7 days', ms: 7 * 86_400_000 },
+] as const;
+
+// What a datetime-local input sends: minutes, optionally seconds and milliseconds; no zone.
+const DATETIME_LOCAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/;
+
+/** A datetime-local value read as UTC (the panel labels these fields "UTC"). */
+export function parseUtc(text: string): Date | undefined {
+  if (!DATETIME_LOCAL.test(text)) return undefined;
+  const date = new Date(`${text}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+const text = (value: unknown) => (typeof value === 'string' ? value.trim() : '');
+
+export interface ParsedLogFilter {
+  form: LogFilterForm;
+  filter: Omit<EventFilter, 'limit' | 'cursor'>;
+  problems: string[];
+}
+
+/**
+ * Reads the Brain Logs query string. A quick range (`since=1h`) becomes an absolute `from`, so the
+ * next pages keep the window the admin chose instead of sliding with the clock.
+ */
+export function parseLogFilter(query: Record<string, unknown>, now = new Date()): ParsedLogFilter {
+  const form: LogFilterForm = {
+    channel: text(query.channel),
+    status: text(query.status),
+    from: text(query.from),
+    to: text(query.to),
+  };
+  const problems: string[] = [];
+  const filter: ParsedLogFilter['filter'] = {};
+
+  const quick = QUICK_RANGES.find((range) => range.since === text(query.since));
+  if (quick) {
+    filter.from = new Date(now.getTime() - quick.ms);
+    form.from = dateTimeLocalValue(filter.from);
+    form.to = '';
+  }
+  if (form.channel) filter.channelId = form.channel;
+  if (form.status) {
+    if ((EVENT_STATUSES as readonly string[]).includes(form.status))
+      filter.status = form.status as EventStatus;
+    else problems.push(`There is no status “${form.status}”; showing every status.`);
+  }
+  for (const bound of ['from', 'to'] as const) {
+    if (!form[bound] || filter[bound]) continue;
+    const date = parseUtc(form[bound]);
+    if (date) filter[bound] = date;
+    else
+      problems.push(
+        `“${form[bound]}” is not a date and time; the ${bound === 'from' ? 'From' : 'To'} bound is ignored.`,
+      );
+  }
+  if (filter.from && filter.to && filter.from >= filter.to) {
+    problems.push('From is not before To, so no event can match.');
+  }
+  return { form, filter, problems };
+}
+
+/** The query string of a Brain Logs page with this filter (and optionally a cursor). */
+export function logsUrl(form: LogFilterForm, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams();
+  for (const [name, value] of Object.entries({ ...form, ...extra }))
+    if (value) params.set(name, value);
+  const query = params.toString();
+  return query ? `/logs?${query}` : '/logs';
+}

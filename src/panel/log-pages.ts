@@ -1,0 +1,97 @@
+import { Router } from 'express';
+import type { Channel } from '../channels/channels-service.js';
+import type { AppContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { EVENT_STATUSES, type EventJson } from '../events/events-service.js';
+import { logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
+import { workspaceId } from './panel-auth.js';
+import { prettyPayload } from './pretty-json.js';
+
+const PAGE_SIZE = 50;
+/** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
+const LIST_TEXT_LIMIT = 20_000;
+const EXCERPT_LENGTH = 160;
+
+export interface EventView extends EventJson {
+  channelName: string;
+  /** False for a deleted channel: its events stay, its page is gone. */
+  channelExists: boolean;
+  /** The start of the payload on one line, to scan the list without opening events. */
+  excerpt: string;
+  payloadText: string;
+  payloadIsJson: boolean;
+  /** Some text was cut for the list; the full event is at /logs/:id. */
+  cut: boolean;
+}
+
+function eventView(event: EventJson, channels: Map<string, Channel>, limit: number): EventView {
+  const channelName =
+    channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
+  const tooLong = (text: string | null) => text !== null && text.length > limit;
+  const cut = tooLong(event.payload) || tooLong(event.prompt) || tooLong(event.reply);
+  const shorten = (text: string | null) =>
+    text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
+  // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
+  const payload = tooLong(event.payload)
+    ? { text: shorten(event.payload) as string, isJson: false }
+    : prettyPayload(event.payload);
+  return {
+    ...event,
+    prompt: shorten(event.prompt),
+    reply: shorten(event.reply),
+    channelName,
+    channelExists: channels.has(event.channel_id),
+    excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
+    payloadText: payload.text,
+    payloadIsJson: payload.isJson,
+    cut,
+  };
+}
+
+/** Brain Logs: the events of the current workspace, newest first, with filters and keyset pages. */
+export function logPages(ctx: AppContext): Router {
+  const router = Router();
+  router.use((_req, res, next) => {
+    res.locals.area = 'logs';
+    next();
+  });
+
+  router.get('/', async (req, res) => {
+    const ws = workspaceId(res);
+    const { form, filter, problems } = parseLogFilter(req.query);
+    const channelList = await ctx.channels.list(ws);
+    // A channel of another workspace (or none at all) is not a filter value but an unknown channel.
+    if (filter.channelId && !channelList.some((c) => c.id === filter.channelId))
+      throw notFound('This channel');
+    const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
+    const page = await ctx.events.list(ws, { ...filter, limit: PAGE_SIZE, cursor });
+    const channels = new Map(channelList.map((c) => [c.id, c]));
+    const filtered = Boolean(form.channel || form.status || form.from || form.to);
+    res.render('logs/index', {
+      title: 'Brain Logs',
+      form,
+      problems,
+      channelList,
+      statuses: EVENT_STATUSES,
+      quickRanges: QUICK_RANGES.map((range) => ({
+        ...range,
+        href: logsUrl({ ...form, from: '', to: '' }, { since: range.since }),
+      })),
+      events: page.data.map((event) => eventView(event, channels, LIST_TEXT_LIMIT)),
+      nextUrl: page.next_cursor ? logsUrl(form, { cursor: page.next_cursor }) : undefined,
+      firstUrl: cursor ? logsUrl(form) : undefined,
+      filtered,
+      hasChannels: channelList.length > 0,
+    });
+  });
+
+  router.get('/:id', async (req, res) => {
+    const ws = workspaceId(res);
+    const event = await ctx.events.get(ws, String(req.params.id));
+    const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
+    const view = eventView(event, channels, Number.POSITIVE_INFINITY);
+    res.render('logs/show', { title: `Event #${event.id}`, event: view });
+  });
+
+  return router;
+}

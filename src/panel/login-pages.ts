@@ -1,0 +1,109 @@
+import { randomBytes } from 'node:crypto';
+import { Router, type Request, type Response } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { RedisStore } from 'rate-limit-redis';
+import type { AppContext } from '../context.js';
+import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
+import { localPath } from './local-path.js';
+import { checkCsrf, formField, requireAdmin, sameSecret } from './panel-auth.js';
+
+const LOGIN_WINDOW_MS = 15 * 60_000;
+const LOGIN_FAILURES_ALLOWED = 10;
+
+/** `/login` and `/logout`. */
+export function loginPages(ctx: AppContext, cookies: PanelCookies): Router {
+  const router = Router();
+
+  const showLogin = (
+    req: Request,
+    res: Response,
+    status: number,
+    view: { email?: string; error?: string; notice?: string },
+  ) => {
+    // One token per browser until it signs in, so several open sign-in tabs all work.
+    let token = readCookie(req, cookies.login);
+    if (!token) {
+      token = randomBytes(32).toString('base64url');
+      setCookie(res, cookies, cookies.login, token);
+    }
+    res.set('Cache-Control', 'no-store');
+    res.status(status).render('login', {
+      title: 'Sign in',
+      loginCsrf: token,
+      next: localPath(req.body?.next ?? req.query.next, ''),
+      email: view.email ?? '',
+      error: view.error,
+      notice: view.notice,
+    });
+  };
+
+  router.get('/login', async (req, res) => {
+    const token = readCookie(req, cookies.session);
+    if (token && (await ctx.sessions.resume(token, false))) {
+      return res.redirect(303, localPath(req.query.next));
+    }
+    showLogin(req, res, 200, {
+      notice: req.query.signed_out === '1' ? 'You are signed out.' : undefined,
+    });
+  });
+
+  // Failed attempts are counted per address and e-mail, so guessing one admin's password is slow
+  // while other admins (or the same admin from elsewhere) can still sign in.
+  const redis = ctx.redis;
+  const limitFailures = rateLimit({
+    windowMs: LOGIN_WINDOW_MS,
+    limit: LOGIN_FAILURES_ALLOWED,
+    skipSuccessfulRequests: true,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    identifier: 'login',
+    passOnStoreError: true,
+    store: redis
+      ? new RedisStore({
+          prefix: 'hookprompt:rl:login:',
+          sendCommand: (...args: string[]) => redis.sendCommand(args),
+        })
+      : undefined,
+    keyGenerator: (req) =>
+      `${ipKeyGenerator(req.ip ?? '')}|${formField(req.body, 'email').trim().toLowerCase()}`,
+    handler: (req, res) => {
+      const minutes = Math.ceil(Number(res.getHeader('Retry-After') || 60) / 60);
+      showLogin(req, res, 429, {
+        email: formField(req.body, 'email'),
+        error: `Too many failed sign-ins for this address. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`,
+      });
+    },
+  });
+
+  router.post('/login', limitFailures, async (req, res) => {
+    const email = formField(req.body, 'email');
+    const expected = readCookie(req, cookies.login) ?? '';
+    if (!expected || !sameSecret(formField(req.body, '_csrf'), expected)) {
+      return showLogin(req, res, 403, {
+        email,
+        error: 'The sign-in form had expired. Please try again.',
+      });
+    }
+    const admin = await ctx.admins.authenticate(email, formField(req.body, 'password'));
+    if (!admin)
+      return showLogin(req, res, 401, { email, error: 'Wrong e-mail address or password.' });
+
+    // A fresh session id at every sign-in: an id planted before sign-in never becomes valid.
+    const previous = readCookie(req, cookies.session);
+    if (previous) await ctx.sessions.end(previous);
+    const [first] = await ctx.admins.workspacesOf(admin.id);
+    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, first?.id ?? null));
+    clearCookie(res, cookies, cookies.login);
+    ctx.log.info({ adminId: admin.id }, 'admin signed in');
+    res.redirect(303, localPath(req.body.next));
+  });
+
+  router.post('/logout', requireAdmin(ctx, cookies), checkCsrf, async (req, res) => {
+    const token = readCookie(req, cookies.session);
+    if (token) await ctx.sessions.end(token);
+    clearCookie(res, cookies, cookies.session);
+    res.redirect(303, '/login?signed_out=1');
+  });
+
+  return router;
+}

@@ -1,0 +1,90 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import type { AppContext } from '../context.js';
+import { AppError } from '../errors.js';
+import type { Admin, Membership } from './admins-service.js';
+import { clearCookie, readCookie, type PanelCookies } from './cookies.js';
+import type { PanelSession } from './sessions-service.js';
+
+/** What every signed-in page knows; also in `res.locals` for the views. */
+export interface SignedIn {
+  session: PanelSession;
+  admin: Admin;
+  workspaces: Membership[];
+  /** The workspace being looked at; undefined only for an admin who belongs to none. */
+  workspace: Membership | undefined;
+}
+
+export function signedIn(res: Response): SignedIn {
+  return res.locals.signedIn as SignedIn;
+}
+
+/** The current workspace's id, for pages that only make sense inside one. */
+export function workspaceId(res: Response): string {
+  const workspace = signedIn(res).workspace;
+  if (!workspace)
+    throw new AppError(409, 'no_workspace', 'No workspace', 'Create a workspace first.');
+  return workspace.id;
+}
+
+/** Resumes the session from its cookie, or sends the browser to the sign-in page. */
+export function requireAdmin(ctx: AppContext, cookies: PanelCookies): RequestHandler {
+  return async (req, res, next) => {
+    const token = readCookie(req, cookies.session);
+    // Only a page view uses up the one-time notice; form posts redirect to the page that shows it.
+    const session = token ? await ctx.sessions.resume(token, req.method === 'GET') : undefined;
+    const admin = session && (await ctx.admins.get(session.adminId));
+    if (!session || !admin) {
+      if (token) clearCookie(res, cookies, cookies.session);
+      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.originalUrl)}` : '';
+      return res.redirect(303, `/login${next}`);
+    }
+    const workspaces = await ctx.admins.workspacesOf(admin.id);
+    const workspace = workspaces.find((w) => w.id === session.workspaceId) ?? workspaces[0];
+    // Panel pages hold secrets (webhook URLs) and must not outlive a sign-out in any cache.
+    res.set('Cache-Control', 'no-store');
+    res.locals.signedIn = { session, admin, workspaces, workspace } satisfies SignedIn;
+    Object.assign(res.locals, {
+      admin,
+      workspaces,
+      workspace,
+      csrfToken: session.csrfToken,
+      flash: session.flash,
+    });
+    next();
+  };
+}
+
+/** Pages of one workspace send an admin without any to the page that creates one. */
+export const requireWorkspace: RequestHandler = (_req, res, next) => {
+  if (!signedIn(res).workspace) return res.redirect(303, '/workspaces/new');
+  next();
+};
+
+export const csrfRefused = () =>
+  new AppError(
+    403,
+    'csrf_failed',
+    'Form expired',
+    'This form is out of date or was sent from another site. Go back, reload the page and try again.',
+  );
+
+/** Every state-changing request must carry the session's CSRF token in the `_csrf` field. */
+export const checkCsrf: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' || req.method === 'HEAD') return next();
+  if (!sameSecret(formField(req.body, '_csrf'), signedIn(res).session.csrfToken))
+    throw csrfRefused();
+  next();
+};
+
+/** Constant-time comparison of two secrets of any length. */
+export function sameSecret(a: string, b: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return a.length > 0 && timingSafeEqual(digest(a), digest(b));
+}
+
+/** A text field of a parsed form; absent or repeated fields read as the empty string. */
+export function formField(body: unknown, name: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : '';
+}

@@ -1,0 +1,68 @@
+import express, { Router } from 'express';
+import helmet from 'helmet';
+import type { AppContext } from '../context.js';
+import { publicDir } from '../paths.js';
+import { accountPages } from './account-pages.js';
+import { channelPages } from './channel-pages.js';
+import { panelCookies } from './cookies.js';
+import { fmt } from './format.js';
+import { logPages } from './log-pages.js';
+import { loginPages } from './login-pages.js';
+import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
+import { newWorkspacePages, workspacePages } from './workspace-pages.js';
+
+/** Room for a sample payload as large as the webhook body limit, plus the rest of the editor form. */
+const FORM_OVERHEAD_BYTES = 256 * 1024;
+
+/**
+ * The management panel: server-rendered pages that use the same services as the API. Mounted after
+ * /hooks and /api; paths it does not know fall through to the app's 404.
+ */
+export function panelRouter(ctx: AppContext): Router {
+  const router = Router();
+  const https = ctx.config.publicBaseUrl.startsWith('https:');
+  const cookies = panelCookies(ctx.config);
+
+  router.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          fontSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+          objectSrc: ["'none'"],
+          ...(https ? { upgradeInsecureRequests: [] } : {}),
+        },
+      },
+      strictTransportSecurity: https,
+      referrerPolicy: { policy: 'same-origin' },
+    }),
+  );
+  router.use('/static', express.static(publicDir, { index: false, maxAge: '1h' }));
+  router.get('/favicon.ico', (_req, res) => res.redirect(301, '/static/favicon.svg'));
+  router.use(
+    express.urlencoded({ extended: false, limit: ctx.config.bodyLimitBytes + FORM_OVERHEAD_BYTES }),
+  );
+  router.use((_req, res, next) => {
+    res.locals.fmt = fmt;
+    next();
+  });
+
+  router.use(loginPages(ctx, cookies));
+  router.get('/', (_req, res) => res.redirect(302, '/channels'));
+
+  const signedIn = [requireAdmin(ctx, cookies), checkCsrf];
+  router.use('/channels', ...signedIn, requireWorkspace, channelPages(ctx));
+  router.use('/logs', ...signedIn, requireWorkspace, logPages(ctx));
+  router.use('/workspace', ...signedIn, workspacePages(ctx));
+  router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));
+  router.use('/account', ...signedIn, accountPages(ctx));
+  return router;
+}

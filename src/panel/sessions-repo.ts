@@ -1,0 +1,85 @@
+import type { Queryable } from '../db/database.js';
+
+export interface SessionRow {
+  id: string;
+  admin_id: string;
+  workspace_id: string | null;
+  csrf_token: string;
+  flash: string | null;
+}
+
+export interface NewSession {
+  tokenHash: string;
+  adminId: string;
+  workspaceId: string | null;
+  csrfToken: string;
+  ttlHours: number;
+}
+
+// However busy, a session ends a week after sign-in, so a stolen cookie cannot live on forever.
+const STILL_VALID = `expires_at > now() and created_at > now() - interval '7 days'`;
+
+export async function insertSession(db: Queryable, session: NewSession): Promise<void> {
+  await db.query(
+    `insert into admin_sessions (token_hash, admin_id, workspace_id, csrf_token, expires_at)
+     values ($1, $2, $3, $4, now() + make_interval(hours => $5))`,
+    [session.tokenHash, session.adminId, session.workspaceId, session.csrfToken, session.ttlHours],
+  );
+}
+
+/**
+ * Finds a live session and extends it by `ttlHours` from now (the expiry slides with use).
+ * With `takeFlash` the pending notice is returned and cleared in the same statement.
+ */
+export async function resumeSession(
+  db: Queryable,
+  tokenHash: string,
+  ttlHours: number,
+  takeFlash: boolean,
+): Promise<SessionRow | undefined> {
+  const { rows } = await db.query<SessionRow>(
+    `with found as (
+       select id, flash from admin_sessions
+       where token_hash = $1 and ${STILL_VALID}
+       for update
+     )
+     update admin_sessions s set
+       last_seen_at = now(),
+       expires_at = now() + make_interval(hours => $2),
+       flash = case when $3 then null else s.flash end
+     from found
+     where s.id = found.id
+     returning s.id, s.admin_id, s.workspace_id, s.csrf_token,
+       case when $3 then found.flash end as flash`,
+    [tokenHash, ttlHours, takeFlash],
+  );
+  return rows[0];
+}
+
+export async function deleteSession(db: Queryable, tokenHash: string): Promise<void> {
+  await db.query('delete from admin_sessions where token_hash = $1', [tokenHash]);
+}
+
+export async function deleteExpiredSessions(db: Queryable): Promise<void> {
+  await db.query(`delete from admin_sessions where not (${STILL_VALID})`);
+}
+
+export async function deleteOtherSessions(
+  db: Queryable,
+  adminId: string,
+  keepId: string,
+): Promise<void> {
+  await db.query('delete from admin_sessions where admin_id = $1 and id <> $2', [adminId, keepId]);
+}
+
+export async function setSessionWorkspace(
+  db: Queryable,
+  id: string,
+  workspaceId: string,
+): Promise<void> {
+  await db.query('update admin_sessions set workspace_id = $2 where id = $1', [id, workspaceId]);
+}
+
+export async function setSessionFlash(db: Queryable, id: string, flash: string): Promise<void> {
+  await db.query('update admin_sessions set flash = $2 where id = $1', [id, flash]);
+}

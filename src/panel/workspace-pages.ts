@@ -1,0 +1,156 @@
+import { Router, type Response } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { notFound } from '../errors.js';
+import { workspacePatchSchema } from '../workspaces/workspaces-schemas.js';
+import { fieldErrors, pathId, type FieldErrors } from './forms.js';
+import { localPath } from './local-path.js';
+import { formField, requireWorkspace, signedIn, workspaceId } from './panel-auth.js';
+
+const workspaceName = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(200, 'must be at most 200 characters');
+
+/** `/workspace`: quota, usage and API keys of the current workspace; switching workspaces. */
+export function workspacePages(ctx: AppContext): Router {
+  const router = Router();
+  router.use((_req, res, next) => {
+    res.locals.area = 'workspace';
+    next();
+  });
+
+  const show = async (
+    res: Response,
+    status = 200,
+    form?: { name: string; chat_quota: string },
+    errors: FieldErrors = {},
+  ) => {
+    const ws = workspaceId(res);
+    const [workspace, apiKeys] = await Promise.all([ctx.workspaces.get(ws), ctx.apiKeys.list(ws)]);
+    res.status(status).render('workspace/show', {
+      title: 'Workspace',
+      ws: workspace,
+      form: form ?? { name: workspace.name, chat_quota: String(workspace.chat_quota) },
+      errors,
+      apiKeys,
+      usedShare:
+        workspace.chat_quota > 0 ? Math.min(1, workspace.chats_used / workspace.chat_quota) : 1,
+      adminKeyApplies: ws === ctx.defaultWorkspaceId && ctx.config.adminApiKey !== undefined,
+      apiBase: `${ctx.config.publicBaseUrl}/api/v1`,
+    });
+  };
+
+  // Switching is allowed for an admin who has lost all workspaces, hence before requireWorkspace.
+  router.post('/switch', async (req, res) => {
+    const { session, workspaces } = signedIn(res);
+    const target = workspaces.find((w) => w.id === formField(req.body, 'workspace_id'));
+    if (!target) throw notFound('This workspace');
+    await ctx.sessions.switchWorkspace(session, target.id);
+    // Another workspace has other channels and events: go back to the area, not to an item.
+    const area = localPath(formField(req.body, 'back')).split(/[/?#]/)[1];
+    res.redirect(
+      303,
+      `/${['channels', 'logs', 'workspace', 'account'].includes(area ?? '') ? area : 'channels'}`,
+    );
+  });
+
+  router.use(requireWorkspace);
+
+  router.get('/', async (_req, res) => {
+    await show(res);
+  });
+
+  router.post('/', async (req, res) => {
+    const form = {
+      name: formField(req.body, 'name'),
+      chat_quota: formField(req.body, 'chat_quota').trim(),
+    };
+    const parsed = workspacePatchSchema.safeParse({
+      name: form.name,
+      chat_quota: /^\d+$/.test(form.chat_quota) ? Number(form.chat_quota) : form.chat_quota,
+    });
+    if (!parsed.success) return show(res, 400, form, fieldErrors(parsed.error));
+    await ctx.workspaces.update(workspaceId(res), parsed.data);
+    await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Workspace saved.' });
+    res.redirect(303, '/workspace');
+  });
+
+  router.post('/reset-usage', async (_req, res) => {
+    await ctx.workspaces.update(workspaceId(res), { chats_used: 0 });
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: 'Usage reset to 0: the full chat quota is available again.',
+    });
+    res.redirect(303, '/workspace');
+  });
+
+  router.post('/api-keys', async (req, res) => {
+    const name = formField(req.body, 'name').trim() || 'Management API key';
+    const parsed = workspaceName.safeParse(name);
+    if (!parsed.success)
+      return show(res, 400, undefined, {
+        key_name: parsed.error.issues[0]?.message ?? 'is invalid',
+      });
+    const { key, apiKey } = await ctx.apiKeys.create(workspaceId(res), parsed.data);
+    ctx.log.info({ apiKeyId: apiKey.id }, 'API key created in the panel');
+    // The key is in this answer only; it is not stored, so it cannot be shown again.
+    res.status(201).render('workspace/key-created', {
+      title: 'New API key',
+      key,
+      apiKey,
+      apiBase: `${ctx.config.publicBaseUrl}/api/v1`,
+    });
+  });
+
+  router.post('/api-keys/:id/revoke', async (req, res) => {
+    await ctx.apiKeys.revoke(workspaceId(res), pathId(req.params.id, 'This API key'));
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: 'API key revoked: requests with it now get 401.',
+    });
+    res.redirect(303, '/workspace');
+  });
+
+  return router;
+}
+
+/** `/workspaces/new`: an admin creates a workspace and becomes its first member. */
+export function newWorkspacePages(ctx: AppContext): Router {
+  const router = Router();
+  router.use((_req, res, next) => {
+    res.locals.area = 'workspace';
+    next();
+  });
+
+  router.get('/new', (_req, res) => {
+    res.render('workspace/new', { title: 'New workspace', form: { name: '' }, errors: {} });
+  });
+
+  router.post('/', async (req, res) => {
+    const form = { name: formField(req.body, 'name') };
+    const parsed = workspaceName.safeParse(form.name);
+    if (!parsed.success) {
+      return res.status(400).render('workspace/new', {
+        title: 'New workspace',
+        form,
+        errors: { name: parsed.error.issues[0]?.message ?? 'is invalid' },
+      });
+    }
+    const { session, admin } = signedIn(res);
+    const workspace = await ctx.admins.createWorkspace(
+      admin.id,
+      parsed.data,
+      ctx.config.defaultChatQuota,
+    );
+    await ctx.sessions.switchWorkspace(session, workspace.id);
+    await ctx.sessions.flash(session, {
+      kind: 'ok',
+      text: `Workspace “${workspace.name}” created and opened. Create its first channel.`,
+    });
+    res.redirect(303, '/channels');
+  });
+
+  return router;
+}

@@ -1,0 +1,59 @@
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../api/api-auth.js';
+import type { Database } from '../db/database.js';
+import { notFound } from '../errors.js';
+import * as repo from './api-keys-repo.js';
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  /** The first characters of the key, enough to tell keys apart. */
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** The prefix says what the secret is when it turns up in a file or a log; 256 random bits follow. */
+const KEY_PREFIX = 'hp_';
+const SHOWN_PREFIX_LENGTH = 10;
+
+const iso = (date: Date | null) => (date ? new Date(date).toISOString() : null);
+
+function toApiKey(row: repo.ApiKeyRow): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: new Date(row.created_at).toISOString(),
+    last_used_at: iso(row.last_used_at),
+    revoked_at: iso(row.revoked_at),
+  };
+}
+
+/**
+ * Keys for the management API of one workspace. A key is shown once, when created; only its
+ * SHA-256 is stored, which is what the API's bearer check looks up.
+ */
+export class ApiKeysService {
+  constructor(private readonly db: Database) {}
+
+  async create(workspaceId: string, name: string): Promise<{ key: string; apiKey: ApiKey }> {
+    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const row = await repo.insertApiKey(this.db, {
+      workspaceId,
+      name,
+      prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+      keyHash: sha256(key),
+    });
+    return { key, apiKey: toApiKey(row) };
+  }
+
+  async list(workspaceId: string): Promise<ApiKey[]> {
+    return (await repo.listApiKeys(this.db, workspaceId)).map(toApiKey);
+  }
+
+  async revoke(workspaceId: string, id: string): Promise<void> {
+    if (!(await repo.revokeApiKey(this.db, workspaceId, id))) throw notFound('This API key');
+  }
+}

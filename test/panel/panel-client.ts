@@ -1,0 +1,110 @@
+import request from 'supertest';
+import type { Response } from 'supertest';
+import { addMembership, insertAdmin } from '../../src/panel/admins-repo.js';
+import { hashPassword } from '../../src/panel/passwords.js';
+import type { TestApp } from '../support/test-app.js';
+
+export const ADMIN_EMAIL = 'admin@example.com';
+export const ADMIN_PASSWORD = 'correct horse battery';
+/** Environment for a test app whose first admin is ADMIN_EMAIL. */
+export const ADMIN_ENV = { ADMIN_EMAIL, ADMIN_PASSWORD };
+
+/** The value of a hidden `_csrf` field in a page. */
+export function csrfIn(html: string): string {
+  const match = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!match?.[1]) throw new Error('no CSRF field in the page');
+  return match[1];
+}
+
+/** The value of the named cookie set by a response, if it sets one. */
+export function cookieSet(res: Response, name: string): string | undefined {
+  const header = res.headers['set-cookie'] as unknown as string[] | undefined;
+  const line = header?.find((cookie) => cookie.startsWith(`${name}=`));
+  return line?.slice(name.length + 1).split(';')[0];
+}
+
+/** A browser-like panel user: keeps cookies, sends forms with the page's CSRF token. */
+export class PanelClient {
+  readonly agent;
+  csrf = '';
+
+  constructor(readonly app: TestApp) {
+    this.agent = request.agent(app.baseUrl);
+  }
+
+  /** Signs in through the login form; resolves to the answer of the form post. */
+  async signIn(email = ADMIN_EMAIL, password = ADMIN_PASSWORD, next = ''): Promise<Response> {
+    const login = await this.agent.get('/login').set('Accept', 'text/html');
+    const res = await this.agent
+      .post('/login')
+      .type('form')
+      .send({ _csrf: csrfIn(login.text), email, password, next });
+    if (res.status === 303) this.csrf = csrfIn((await this.page('/account')).text);
+    return res;
+  }
+
+  page(path: string) {
+    return this.agent.get(path).set('Accept', 'text/html');
+  }
+
+  /** Posts a form as the page would, with this session's CSRF token unless one is given. */
+  form(path: string, fields: Record<string, string> = {}) {
+    return this.agent
+      .post(path)
+      .set('Accept', 'text/html')
+      .type('form')
+      .send({ _csrf: this.csrf, ...fields });
+  }
+
+  /** Creates a channel through the New channel form; resolves to its id. */
+  async createChannel(name = 'Orders', template = 'Order {{order.id}}'): Promise<string> {
+    const res = await this.form('/channels', { name, template, enabled: 'on' });
+    const id = /^\/channels\/(\d+)$/.exec(res.headers.location ?? '')?.[1];
+    if (res.status !== 303 || !id)
+      throw new Error(`createChannel: ${res.status} ${res.text.slice(0, 300)}`);
+    return id;
+  }
+
+  /** The webhook URL shown in the channel editor. */
+  async webhookUrl(channelId: string): Promise<string> {
+    const html = (await this.page(`/channels/${channelId}`)).text;
+    const url = /id="webhook-url" value="([^"]+)"/.exec(html)?.[1];
+    if (!url) throw new Error('no webhook URL in the editor');
+    return url;
+  }
+}
+
+/**
+ * Another admin who belongs only to a new workspace. The panel has no page for adding admins,
+ * so the test writes them the way the first admin is written.
+ */
+export async function addAdminWithWorkspace(
+  app: TestApp,
+  email: string,
+  password: string,
+  workspaceName: string,
+) {
+  const admin = await insertAdmin(app.ctx.db, email, await hashPassword(password));
+  const workspace = await app.ctx.workspaces.create(workspaceName, 100);
+  await addMembership(app.ctx.db, admin.id, workspace.id);
+  return { adminId: admin.id, workspaceId: workspace.id };
+}
+
+/** Markup that would run script: inline <script> blocks, event handler attributes, style attributes. */
+export function inlineCode(html: string): string[] {
+  const found: string[] = [];
+  for (const match of html.matchAll(/<script\b[^>]*>/gi))
+    if (!/\bsrc=/.test(match[0])) found.push(match[0]);
+  for (const match of html.matchAll(/<[a-z][^>]*\s(on[a-z]+|style)\s*=/gi)) found.push(match[0]);
+  return found;
+}
+
+/** Text as the browser shows it, from EJS-escaped markup. */
+export function unescapeHtml(text: string): string {
+  return text
+    .replaceAll('&#34;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&amp;', '&');
+}

@@ -1,0 +1,245 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+
+let app: TestApp;
+let client: PanelClient;
+let driver: Driver;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { ...ADMIN_ENV, BODY_LIMIT: '2kb' } });
+  client = new PanelClient(app);
+  driver = new Driver(app);
+  await client.signIn();
+});
+afterAll(() => app.close());
+
+/** The ids of the events a Brain Logs page lists, top to bottom. */
+const listedIds = (html: string) =>
+  [...html.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+
+/** The raw payload block of one listed event, as the admin reads it. */
+function payloadOf(html: string, eventId: string): string {
+  const start = html.indexOf(`id="event-${eventId}"`);
+  const match = /<pre class="event-payload">([^<]*)<\/pre>/.exec(html.slice(start));
+  return unescapeHtml(match?.[1] ?? '');
+}
+
+async function newChannel(name: string, template = 'Order {{order.id}}') {
+  const id = await client.createChannel(name, template);
+  return { id, url: await client.webhookUrl(id) };
+}
+
+/** Refusals answer without an event id; the stored event is the channel's newest. */
+async function lastEventOf(channelId: string): Promise<string> {
+  const events = await driver.eventsOf(channelId);
+  return String(events[events.length - 1]?.id);
+}
+
+async function receivedAt(eventId: string, iso: string) {
+  await app.ctx.db.query('update events set received_at = $2 where id = $1', [eventId, iso]);
+}
+
+describe('Brain Logs', () => {
+  it('starts with a hint when the workspace has no channels', async () => {
+    const fresh = await startTestApp({ env: ADMIN_ENV });
+    try {
+      const other = new PanelClient(fresh);
+      await other.signIn();
+      const html = (await other.page('/logs')).text;
+      expect(html).toContain('No channels yet');
+      expect(html).toContain('href="/channels/new"');
+    } finally {
+      await fresh.close();
+    }
+  });
+
+  it('lists events newest first with time, channel and status, the payload inside', async () => {
+    const { url } = await newChannel('Listed');
+    const first = await driver.sendEvent(url, { order: { id: 1 } });
+    const second = await driver.sendEvent(url, { order: { id: 2 } });
+    const html = (await client.page('/logs')).text;
+    const ids = listedIds(html);
+    expect(ids.indexOf(String(second.body.event_id))).toBeLessThan(
+      ids.indexOf(String(first.body.event_id)),
+    );
+    const row = html.slice(html.indexOf(`id="event-${second.body.event_id}"`));
+    expect(row).toMatch(
+      /<time class="event-time" datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/,
+    );
+    expect(row).toContain('<span class="event-channel">Listed</span>');
+    expect(row).toContain('badge-pending');
+    expect(payloadOf(html, String(second.body.event_id))).toBe(
+      '{\n  "order": {\n    "id": 2\n  }\n}',
+    );
+  });
+
+  it('pretty-prints JSON without changing a number, and shows other bodies exactly as received', async () => {
+    const { id, url } = await newChannel('Exact');
+    const json = await driver.sendEvent(
+      url,
+      '{"price":1.50,"big":9007199254740993,"e":1E+2,"s":"a\\u0000b"}',
+    );
+    await driver.sendEvent(url, '{"order": {"id": 1,,}');
+    const broken = await lastEventOf(id);
+    const html = (await client.page(`/logs?channel=${id}`)).text;
+    expect(payloadOf(html, String(json.body.event_id))).toBe(
+      '{\n  "price": 1.50,\n  "big": 9007199254740993,\n  "e": 1E+2,\n  "s": "a\\u0000b"\n}',
+    );
+    expect(payloadOf(html, broken)).toBe('{"order": {"id": 1,,}');
+  });
+
+  it.each([
+    ['invalid_json', '{"a":', 'application/json', 'Refused: the body is not valid JSON'],
+    [
+      'payload_not_object',
+      '[1, 2]',
+      'application/json',
+      'Refused: the body is JSON but not an object',
+    ],
+    [
+      'unsupported_media_type',
+      'a=1&b=2',
+      'application/x-www-form-urlencoded',
+      'Refused: the body was not sent as JSON',
+    ],
+    [
+      'payload_too_large',
+      `{"a":"${'x'.repeat(3000)}"}`,
+      'application/json',
+      'Refused: the body is larger than the size limit',
+    ],
+  ])(
+    'explains a request refused with %s in words a sender understands',
+    async (code, body, contentType, words) => {
+      const { id, url } = await newChannel(`Refused ${code}`);
+      const res = await driver.sendEvent(url, body, { contentType });
+      expect(res.body.code).toBe(code);
+      const html = (await client.page(`/logs?channel=${id}`)).text;
+      expect(html).toContain('badge-rejected');
+      expect(unescapeHtml(html)).toContain(words);
+    },
+  );
+
+  it('explains refusals for a disabled channel and a used-up quota', async () => {
+    const { id, url } = await newChannel('Refusals');
+    await client.form(`/channels/${id}/disable`);
+    await driver.sendEvent(url);
+    await client.form(`/channels/${id}/enable`);
+    await driver.setWorkspace({ chat_quota: 0 });
+    await driver.sendEvent(url);
+    await driver.setWorkspace({ chat_quota: 1000 });
+    const html = unescapeHtml((await client.page(`/logs?channel=${id}&status=rejected`)).text);
+    expect(html).toContain('Refused: the channel is disabled');
+    expect(html).toContain("Refused: the workspace has used this month's chat quota");
+  });
+
+  it('shows the prompt, the reply, the error and the attempts', async () => {
+    const { id, url } = await newChannel('Answered');
+    const replied = String((await driver.sendEvent(url, { order: { id: 5 } })).body.event_id);
+    const failed = String((await driver.sendEvent(url, { order: { id: 6 } })).body.event_id);
+    await app.ctx.db.query(
+      `update events set status = 'replied', prompt = 'Order 5', reply = 'Thanks for order 5!', attempts = 1, completed_at = now() where id = $1`,
+      [replied],
+    );
+    await app.ctx.db.query(
+      `update events set status = 'failed', prompt = 'Order 6', error = 'AI server answered 500', attempts = 5, completed_at = now() where id = $1`,
+      [failed],
+    );
+    const html = (await client.page(`/logs?channel=${id}`)).text;
+    expect(html).toContain('<pre class="event-prompt">Order 5</pre>');
+    expect(html).toContain('<pre class="event-reply">Thanks for order 5!</pre>');
+    expect(html).toContain('<pre class="event-error">AI server answered 500</pre>');
+    expect(html).toContain('Attempts: 5');
+    expect(html).toContain('badge-replied');
+    expect(html).toContain('badge-failed');
+  });
+
+  it('filters by channel and by status', async () => {
+    const a = await newChannel('Filter A');
+    const b = await newChannel('Filter B');
+    const inA = String((await driver.sendEvent(a.url)).body.event_id);
+    const inB = String((await driver.sendEvent(b.url)).body.event_id);
+    await driver.sendEvent(b.url, '[]');
+    const rejectedInB = await lastEventOf(b.id);
+    expect(listedIds((await client.page(`/logs?channel=${a.id}`)).text)).toEqual([inA]);
+    expect(listedIds((await client.page(`/logs?channel=${b.id}`)).text)).toEqual([
+      rejectedInB,
+      inB,
+    ]);
+    expect(listedIds((await client.page(`/logs?channel=${b.id}&status=rejected`)).text)).toEqual([
+      rejectedInB,
+    ]);
+    const filtered = await client.page(`/logs?channel=${b.id}&status=replied`);
+    expect(filtered.text).toContain('No events match');
+  });
+
+  it('finds events by a UTC time range: from inclusive, to exclusive', async () => {
+    const { id, url } = await newChannel('Timed');
+    const morning = String((await driver.sendEvent(url)).body.event_id);
+    const noon = String((await driver.sendEvent(url)).body.event_id);
+    await receivedAt(morning, '2024-03-10T09:00:00Z');
+    await receivedAt(noon, '2024-03-10T12:00:00Z');
+    const page = (query: string) =>
+      client.page(`/logs?channel=${id}&${query}`).then((res) => listedIds(res.text));
+    expect(await page('from=2024-03-10T09:00&to=2024-03-10T12:00')).toEqual([morning]);
+    expect(await page('from=2024-03-10T09:00:01')).toEqual([noon]);
+    expect(await page('from=2024-03-10T08:00&to=2024-03-10T12:00:01')).toEqual([noon, morning]);
+    const html = (await client.page(`/logs?channel=${id}&from=2024-03-10T09:00`)).text;
+    expect(html).toContain('value="2024-03-10T09:00"');
+    expect(html).toContain('From (UTC)');
+  });
+
+  it('offers quick ranges that become an absolute From', async () => {
+    const { id, url } = await newChannel('Quick');
+    const old = String((await driver.sendEvent(url)).body.event_id);
+    const recent = String((await driver.sendEvent(url)).body.event_id);
+    await receivedAt(old, new Date(Date.now() - 2 * 3_600_000).toISOString());
+    const res = await client.page(`/logs?channel=${id}&since=1h`);
+    expect(listedIds(res.text)).toEqual([recent]);
+    expect(res.text).toMatch(/id="from" name="from" value="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d"/);
+    expect(listedIds((await client.page(`/logs?channel=${id}&since=24h`)).text)).toEqual([
+      recent,
+      old,
+    ]);
+    const all = (await client.page('/logs')).text;
+    for (const since of ['1h', '24h', '7d']) expect(all).toContain(`since=${since}`);
+  });
+
+  it('says when a date cannot be read', async () => {
+    const res = await client.page('/logs?from=yesterday');
+    expect(res.status).toBe(200);
+    expect(unescapeHtml(res.text)).toContain('“yesterday” is not a date and time');
+  });
+
+  it('pages through older events with a cursor, without repeats or gaps', async () => {
+    const { id, url } = await newChannel('Many');
+    const sent: string[] = [];
+    for (let i = 0; i < 57; i++)
+      sent.push(String((await driver.sendEvent(url, { order: { id: i } })).body.event_id));
+    const first = await client.page(`/logs?channel=${id}`);
+    const next = /<a class="button" href="([^"]+)" rel="next">/.exec(first.text)?.[1];
+    expect(next).toBeTruthy();
+    const second = await client.page(unescapeHtml(next as string));
+    expect(second.text).not.toContain('rel="next"');
+    expect(second.text).toContain('Newest events');
+    const listed = [...listedIds(first.text), ...listedIds(second.text)];
+    expect(listed).toEqual([...sent].reverse());
+  });
+
+  it('refuses a cursor it did not give out', async () => {
+    expect((await client.page('/logs?cursor=garbage')).status).toBe(400);
+  });
+
+  it("opens one event's page with everything shown", async () => {
+    const { url } = await newChannel('Single');
+    const eventId = String((await driver.sendEvent(url, { order: { id: 8 } })).body.event_id);
+    const res = await client.page(`/logs/${eventId}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`<details class="event" id="event-${eventId}" open>`);
+    expect(payloadOf(res.text, eventId)).toContain('"id": 8');
+    expect((await client.page('/logs/99999999')).status).toBe(404);
+    expect((await client.page('/logs/x')).status).toBe(404);
+  });
+});
