@@ -6,6 +6,9 @@ import { errorHandler, notFound } from './errors.js';
 import { healthRoutes } from './health-routes.js';
 import { hooksRouter } from './hooks/hooks-routes.js';
 import { redactUrl } from './logger.js';
+import { metricsRoutes } from './metrics/metrics-routes.js';
+import { panelRouter } from './panel/panel-router.js';
+import { viewsDir } from './paths.js';
 
 /** The HTTP app for the web role; it does not listen (main.ts and the tests do). */
 export function createApp(ctx: AppContext): express.Express {
@@ -13,10 +16,31 @@ export function createApp(ctx: AppContext): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
+  app.set('views', viewsDir);
+  app.set('view engine', 'ejs');
   app.use(requestLogger(ctx));
   app.use(healthRoutes(ctx.db));
-  app.use(hooksRouter(ctx.ingest, ctx.hookLimits, ctx.config.bodyLimitBytes, ctx.log));
+  app.use(
+    '/hooks',
+    hooksRouter(ctx.ingest, ctx.hookLimits, ctx.config.bodyLimitBytes, ctx.log, ctx.metrics),
+  );
+  app.use(metricsRoutes(ctx.metrics, ctx.db, ctx.log));
   app.use('/api/v1', apiRouter(ctx));
+  app.use(panelRouter(ctx));
+  app.use(() => {
+    throw notFound('This page');
+  });
+  app.use(errorHandler(ctx.log));
+  return app;
+}
+
+/** The HTTP app of a `ROLE=worker` process: health, readiness and metrics, nothing else. */
+export function createOpsApp(ctx: AppContext): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(healthRoutes(ctx.db));
+  app.use(metricsRoutes(ctx.metrics, ctx.db, ctx.log));
   app.use(() => {
     throw notFound('This page');
   });
@@ -29,7 +53,9 @@ function requestLogger(ctx: AppContext) {
   return pinoHttp({
     logger: ctx.log,
     quietReqLogger: true,
-    autoLogging: { ignore: (req) => req.url === '/healthz' || req.url === '/readyz' },
+    autoLogging: {
+      ignore: (req) => req.url === '/healthz' || req.url === '/readyz' || req.url === '/metrics',
+    },
     customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
     serializers: {
       req: (req: { method: string; url: string; remoteAddress?: string }) => ({

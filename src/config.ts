@@ -59,6 +59,7 @@ const envSchema = z
     ADMIN_PASSWORD: optionalText.pipe(
       z.string().min(8, 'must be at least 8 characters long').optional(),
     ),
+    SESSION_TTL_HOURS: integer(1, 168).default(12),
     DEFAULT_CHAT_QUOTA: integer(0, 2_000_000_000).default(1000),
     RATE_LIMIT_WINDOW_MS: integer(1, 86_400_000).default(60_000),
     RATE_LIMIT_PER_CHANNEL: integer(1).default(600),
@@ -71,6 +72,10 @@ const envSchema = z
     AI_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     AI_MAX_ATTEMPTS: integer(1, 100).default(5),
     WORKER_CONCURRENCY: integer(1, 1000).default(8),
+    WORKER_POLL_INTERVAL_MS: integer(10, 600_000).default(1000),
+    WORKER_LEASE_MS: integer(1000, 3_600_000).optional(),
+    WORKER_RETRY_BASE_MS: integer(0, 3_600_000).default(1000),
+    WORKER_SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     LOG_LEVEL: z
@@ -81,14 +86,32 @@ const envSchema = z
     if (env.AI_PROVIDER !== 'openai') return;
     for (const name of ['AI_BASE_URL', 'AI_MODEL'] as const) {
       if (!env[name]) {
-        ctx.addIssue({ code: 'custom', path: [name], message: 'is required when AI_PROVIDER=openai' });
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is required when AI_PROVIDER=openai',
+        });
       }
+    }
+  })
+  .superRefine((env, ctx) => {
+    // A lease shorter than one AI call would let a second worker take an event still being answered.
+    if (env.WORKER_LEASE_MS !== undefined && env.WORKER_LEASE_MS <= env.AI_TIMEOUT_MS) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_LEASE_MS'],
+        message: 'must be greater than AI_TIMEOUT_MS',
+      });
     }
   })
   .superRefine((env, ctx) => {
     if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) {
       const missing = env.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
-      ctx.addIssue({ code: 'custom', path: [missing], message: 'must be set together with the other' });
+      ctx.addIssue({
+        code: 'custom',
+        path: [missing],
+        message: 'must be set together with the other',
+      });
     }
   });
 
@@ -104,6 +127,8 @@ export interface Config {
   readonly redisUrl: string | undefined;
   readonly adminApiKey: string | undefined;
   readonly admin: { readonly email: string; readonly password: string } | undefined;
+  /** A panel session ends after this many hours without use (and a week after sign-in at most). */
+  readonly sessionTtlHours: number;
   readonly defaultChatQuota: number;
   readonly rateLimit: {
     readonly windowMs: number;
@@ -120,6 +145,14 @@ export interface Config {
     readonly maxAttempts: number;
   };
   readonly workerConcurrency: number;
+  /** How often an idle worker looks for due events when no notification wakes it. */
+  readonly workerPollIntervalMs: number;
+  /** How long a claimed event stays reserved for its worker; after that another worker may take it. */
+  readonly workerLeaseMs: number;
+  /** First retry delay; each further retry doubles it (with jitter, at most one hour). */
+  readonly workerRetryBaseMs: number;
+  /** On shutdown, how long in-flight AI calls may finish before their events are released. */
+  readonly workerShutdownGraceMs: number;
   readonly role: Role;
   readonly trustProxy: boolean;
   readonly logLevel: string;
@@ -151,6 +184,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       e.ADMIN_EMAIL && e.ADMIN_PASSWORD
         ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }
         : undefined,
+    sessionTtlHours: e.SESSION_TTL_HOURS,
     defaultChatQuota: e.DEFAULT_CHAT_QUOTA,
     rateLimit: {
       windowMs: e.RATE_LIMIT_WINDOW_MS,
@@ -167,6 +201,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       maxAttempts: e.AI_MAX_ATTEMPTS,
     },
     workerConcurrency: e.WORKER_CONCURRENCY,
+    workerPollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
+    workerLeaseMs: e.WORKER_LEASE_MS ?? e.AI_TIMEOUT_MS + 30_000,
+    workerRetryBaseMs: e.WORKER_RETRY_BASE_MS,
+    workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
     role: e.ROLE,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,

@@ -4,10 +4,16 @@ import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
 import { ChannelsService } from './channels/channels-service.js';
+import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './logger.js';
+import { Metrics } from './metrics/metrics.js';
+import { AdminsService } from './panel/admins-service.js';
+import { createFirstAdmin } from './panel/first-admin.js';
+import { SessionsService } from './panel/sessions-service.js';
 import { connectRedis, type RedisClient } from './redis.js';
+import { ApiKeysService } from './workspaces/api-keys-service.js';
 import { WorkspacesService } from './workspaces/workspaces-service.js';
 
 /** Everything the app and the worker share, built once at start-up (the composition root). */
@@ -21,6 +27,15 @@ export interface AppContext {
   channels: ChannelsService;
   ingest: IngestService;
   hookLimits: HookRateLimits;
+  /** Brain Logs: the received events, for the API and the panel. */
+  events: EventsService;
+  /** This context's Prometheus registry and instruments (`GET /metrics`). */
+  metrics: Metrics;
+  /** Panel admins, their workspaces, and their sign-in sessions. */
+  admins: AdminsService;
+  sessions: SessionsService;
+  /** Management API keys, created in the panel. */
+  apiKeys: ApiKeysService;
   /** Further `/api/v1` routers of features built on this context. */
   extraApiRoutes: Router[];
 }
@@ -31,15 +46,24 @@ export interface ContextOptions {
   db?: Database;
 }
 
-export async function createContext(config: Config, options: ContextOptions = {}): Promise<AppContext> {
+export async function createContext(
+  config: Config,
+  options: ContextOptions = {},
+): Promise<AppContext> {
   const log = options.log ?? createLogger(config.logLevel);
-  const db = options.db ?? (await openDatabase(config, (error) => log.warn({ err: error }, 'database connection lost')));
+  const db =
+    options.db ??
+    (await openDatabase(config, (error) => log.warn({ err: error }, 'database connection lost')));
   try {
     const applied = await migrate(db);
     if (applied.length) log.info({ applied }, 'database migrated');
     const workspaces = new WorkspacesService(db);
     const defaultWorkspace = await workspaces.ensureDefault(config.defaultChatQuota);
     const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
+    const metrics = new Metrics();
+    const admins = new AdminsService(db);
+    // Only processes that serve the panel need someone able to sign in to it.
+    if (config.role !== 'worker') await createFirstAdmin(admins, config, defaultWorkspace.id, log);
     return {
       config,
       log,
@@ -49,7 +73,14 @@ export async function createContext(config: Config, options: ContextOptions = {}
       workspaces,
       channels: new ChannelsService(db, config.publicBaseUrl),
       ingest: new IngestService(db, config.bodyLimitBytes),
-      hookLimits: createHookRateLimits(config, redis, log),
+      hookLimits: createHookRateLimits(config, redis, log, () =>
+        metrics.eventsRejected.inc({ code: 'rate_limited' }),
+      ),
+      events: new EventsService(db),
+      metrics,
+      admins,
+      sessions: new SessionsService(db, config.sessionTtlHours),
+      apiKeys: new ApiKeysService(db),
       extraApiRoutes: [],
     };
   } catch (error) {

@@ -1,26 +1,36 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { createApp } from './app.js';
+import { createApp, createOpsApp } from './app.js';
 import { closeContext, createContext } from './context.js';
+import { createWorker } from './worker/create-worker.js';
 
-/** Entry point: config → context → app → listen; on SIGTERM/SIGINT, shut down in order. */
+/**
+ * Entry point: config → context → app → listen, and the worker unless ROLE=web; on SIGTERM/SIGINT,
+ * shut down in order. A ROLE=worker process serves only /healthz, /readyz and /metrics.
+ */
 async function main(): Promise<void> {
   const config = readConfigOrExit();
   const ctx = await createContext(config);
-  const app = createApp(ctx);
+  const app = config.role === 'worker' ? createOpsApp(ctx) : createApp(ctx);
+  const worker = config.role === 'web' ? undefined : createWorker(ctx);
   const server = await listen(app, config);
-  ctx.log.info({ port: config.port, host: config.host, role: config.role, database: ctx.db.kind }, 'hookprompt listening');
+  await worker?.start();
+  const { port } = server.address() as AddressInfo;
+  ctx.log.info(
+    { port, host: config.host, role: config.role, database: ctx.db.kind },
+    'hookprompt listening',
+  );
 
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
-    // Stop accepting, let in-flight requests finish, then close the database they use.
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+    // Stop accepting, let in-flight requests finish, let the worker finish (or give back) the
+    // events it holds, then close the database they all use.
+    await stopAccepting(server, SHUTDOWN_GRACE_MS);
+    await worker?.stop();
     await closeContext(ctx);
     ctx.log.info('stopped');
     process.exit(0);
@@ -41,13 +51,34 @@ function readConfigOrExit(): Config {
   }
 }
 
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** Resolves once every in-flight request has been answered (or the grace period is over). */
+function stopAccepting(server: Server, graceMs: number): Promise<void> {
+  // A busy keep-alive connection never becomes idle, so close() would wait for it forever:
+  // from now on every answer tells the client to close its connection.
+  server.prependListener('request', (_req, res) => res.setHeader('Connection', 'close'));
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => server.closeAllConnections(), graceMs).unref();
+    server.close(() => {
+      clearTimeout(deadline);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, (error?: Error) => (error ? reject(error) : resolve(server)));
+    const server = app.listen(config.port, config.host, (error?: Error) =>
+      error ? reject(error) : resolve(server),
+    );
   });
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`hookprompt: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `hookprompt: failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -1,6 +1,7 @@
 import express, { Router } from 'express';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { AppContext } from '../context.js';
+import { eventsRoutes } from '../events/events-routes.js';
 import { notFound } from '../errors.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
 import { requireApiKey } from './api-auth.js';
@@ -18,6 +19,7 @@ export function apiRouter(ctx: AppContext): Router {
   );
   router.use(workspaceRoutes(ctx.workspaces));
   router.use(channelsRoutes(ctx.channels));
+  router.use(eventsRoutes(ctx.events));
   for (const routes of ctx.extraApiRoutes) router.use(routes);
   router.use(() => {
     throw notFound('This API path');

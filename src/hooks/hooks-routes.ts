@@ -1,6 +1,7 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AppError, sendProblem, serviceUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
 import { hookErrors } from './hook-errors.js';
 import type { IngestService } from './ingest-service.js';
@@ -8,7 +9,7 @@ import type { HookRateLimits } from './rate-limits.js';
 import { readBody } from './read-body.js';
 
 /**
- * `POST /hooks/:token`. The middleware order is the order of the checks senders can rely on:
+ * `POST /hooks/:token` (mounted at `/hooks`). The middleware order is the order of the checks senders can rely on:
  * method, sender rate limit, token, channel rate limit, then the body checks in the service.
  */
 export function hooksRouter(
@@ -16,6 +17,7 @@ export function hooksRouter(
   limits: HookRateLimits,
   bodyLimitBytes: number,
   log: Logger,
+  metrics?: Metrics,
 ): Router {
   const router = Router();
 
@@ -36,20 +38,25 @@ export function hooksRouter(
     const body = await readBody(req, bodyLimitBytes);
     const outcome = await ingest.ingest(res.locals.channel, req.headers['content-type'], body);
     if (!outcome.accepted) {
+      metrics?.eventsRejected.inc({ code: outcome.error.code });
       res.locals.eventId = outcome.eventId;
       sendProblem(res, outcome.error);
       return;
     }
+    metrics?.eventsReceived.inc();
     res.locals.eventId = outcome.eventId;
     res.status(200).json({ status: 'received', event_id: outcome.eventId });
   };
 
-  router.all('/hooks/:token', postOnly, limits.perSender, findChannel, limits.perChannel, receive);
-  router.all('/hooks', postOnly, limits.perSender, () => {
+  router.all('/:token', postOnly, limits.perSender, findChannel, limits.perChannel, receive);
+  router.all('/', postOnly, limits.perSender, () => {
     throw hookErrors.channelNotFound();
   });
   // Whatever else went wrong, the event was not stored: the sender must retry, so 503.
   const storageFailed: ErrorRequestHandler = (error, _req, _res, next) => {
+    metrics?.eventsRejected.inc({
+      code: error instanceof AppError ? error.code : 'service_unavailable',
+    });
     if (error instanceof AppError) return next(error);
     log.error({ err: error }, 'webhook event could not be stored');
     next(serviceUnavailable());

@@ -5,6 +5,7 @@ export interface ReceivingChannel {
   id: string;
   workspace_id: string;
   enabled: boolean;
+  webhook_token_hash: string;
 }
 
 export async function findReceivingChannel(
@@ -12,7 +13,7 @@ export async function findReceivingChannel(
   tokenHash: string,
 ): Promise<ReceivingChannel | undefined> {
   const { rows } = await db.query<ReceivingChannel>(
-    `select id, workspace_id, enabled from channels
+    `select id, workspace_id, enabled, webhook_token_hash from channels
      where webhook_token_hash = $1 and deleted_at is null`,
     [tokenHash],
   );

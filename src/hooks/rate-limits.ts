@@ -20,10 +20,14 @@ export function createHookRateLimits(
   config: Pick<Config, 'rateLimit'>,
   redis: RedisClient | undefined,
   log: Logger,
+  onLimited: () => void = () => undefined,
 ): HookRateLimits {
   const store = (prefix: string): Store | undefined =>
     redis
-      ? new RedisStore({ prefix: `hookprompt:rl:${prefix}:`, sendCommand: (...args: string[]) => redis.sendCommand(args) })
+      ? new RedisStore({
+          prefix: `hookprompt:rl:${prefix}:`,
+          sendCommand: (...args: string[]) => redis.sendCommand(args),
+        })
       : undefined;
 
   const common = {
@@ -33,23 +37,32 @@ export function createHookRateLimits(
     // A Redis outage must not stop webhooks: the events still go to the database.
     passOnStoreError: true,
     handler: (_req: unknown, res: Parameters<RequestHandler>[1]) => {
+      onLimited();
       const retryAfter = Number(res.getHeader('Retry-After')) || 1;
       sendProblem(res, hookErrors.rateLimited(retryAfter));
     },
     logger: {
-      error: (error: unknown, message?: string) => log.warn({ err: error }, message ?? 'rate limit error'),
+      error: (error: unknown, message?: string) =>
+        log.warn({ err: error }, message ?? 'rate limit error'),
       warn: (message: unknown) => log.warn(String(message)),
     },
   };
 
   return {
-    perSender: rateLimit({ ...common, limit: config.rateLimit.perIp, identifier: 'sender', store: store('sender') }),
+    perSender: rateLimit({
+      ...common,
+      limit: config.rateLimit.perIp,
+      identifier: 'sender',
+      store: store('sender'),
+    }),
     perChannel: rateLimit({
       ...common,
       limit: config.rateLimit.perChannel,
       identifier: 'channel',
       store: store('channel'),
-      keyGenerator: (_req, res) => String(res.locals.channel.id),
+      // Per URL, as senders see it: a regenerated URL starts with a fresh count, and the key
+      // (the token's hash) is unique across databases sharing one Redis.
+      keyGenerator: (_req, res) => String(res.locals.channel.webhook_token_hash),
     }),
   };
 }

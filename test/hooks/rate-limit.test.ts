@@ -5,10 +5,14 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 let app: TestApp | undefined;
 afterEach(() => app?.close());
 
-describe('rate limits', () => {
+const redisUrl = process.env.TEST_REDIS_URL;
+const stores: [string, Record<string, string>][] = [['in memory', {}]];
+if (redisUrl) stores.push(['in Redis', { REDIS_URL: redisUrl }]);
+
+describe.each(stores)('rate limits counted %s', (_store, storeEnv) => {
   it('answers 429 with Retry-After past the per-channel limit, and accepts again after the window', async () => {
     app = await startTestApp({
-      env: { RATE_LIMIT_PER_CHANNEL: '3', RATE_LIMIT_WINDOW_MS: '1000' },
+      env: { RATE_LIMIT_PER_CHANNEL: '3', RATE_LIMIT_WINDOW_MS: '1000', ...storeEnv },
     });
     const driver = new Driver(app);
     const [busy, quiet] = [await driver.createChannel(), await driver.createChannel()];
@@ -32,6 +36,19 @@ describe('rate limits', () => {
     expect((await driver.sendEvent(busy.webhook_url)).status).toBe(200);
   });
 
+  it('counts a regenerated URL afresh', async () => {
+    app = await startTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '2', ...storeEnv } });
+    const driver = new Driver(app);
+    const channel = await driver.createChannel();
+    await driver.sendEvent(channel.webhook_url);
+    await driver.sendEvent(channel.webhook_url);
+    expect((await driver.sendEvent(channel.webhook_url)).status).toBe(429);
+    const renewed = await driver.api('post', `/channels/${channel.id}/regenerate-url`).expect(200);
+    expect((await driver.sendEvent(renewed.body.webhook_url)).status).toBe(200);
+  });
+});
+
+describe('rate limits', () => {
   it('limits one sender address over all URLs, before looking at the token', async () => {
     app = await startTestApp({ env: { RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_MS: '60000' } });
     const driver = new Driver(app);

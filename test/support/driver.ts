@@ -37,9 +37,8 @@ export class Driver {
 
   /** A supertest request to the management API, authorised with this driver's key. */
   api(method: 'get' | 'post' | 'patch' | 'delete', path: string) {
-    return request(this.app.baseUrl)
-      [method](`/api/v1${path}`)
-      .set('Authorization', `Bearer ${this.apiKey}`);
+    const agent = request(this.app.baseUrl);
+    return agent[method](`/api/v1${path}`).set('Authorization', `Bearer ${this.apiKey}`);
   }
 
   async createChannel(

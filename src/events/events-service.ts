@@ -1,0 +1,133 @@
+import type { Queryable } from '../db/database.js';
+import { AppError, notFound } from '../errors.js';
+import { decodeCursor, encodeCursor } from './events-cursor.js';
+import * as repo from './events-repo.js';
+
+export const EVENT_STATUSES = [
+  'pending',
+  'processing',
+  'replied',
+  'skipped',
+  'failed',
+  'rejected',
+] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** An event as the API and Brain Logs show it. */
+export interface EventJson {
+  id: string;
+  channel_id: string;
+  received_at: string;
+  status: EventStatus;
+  /** The request body exactly as received. */
+  payload: string;
+  prompt: string | null;
+  reply: string | null;
+  error: string | null;
+  attempts: number;
+  completed_at: string | null;
+}
+
+export interface EventFilter {
+  channelId?: string;
+  status?: EventStatus;
+  /** Inclusive bound on received_at. */
+  from?: Date;
+  /** Exclusive bound on received_at. */
+  to?: Date;
+  /** 1–500; 50 when not given. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface EventPage {
+  data: EventJson[];
+  /** Pass as `cursor` for the next (older) page; null on the last page. */
+  next_cursor: string | null;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 500;
+const ID = /^[1-9]\d{0,17}$/;
+
+/** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
+export class EventsService {
+  constructor(private readonly db: Queryable) {}
+
+  /**
+   * One page, newest first. Events arriving between pages appear before the first page, never
+   * inside later ones, so paging on neither skips nor repeats.
+   * @throws AppError 400 `invalid_cursor` for a cursor this service did not give out.
+   */
+  async list(workspaceId: string, filter: EventFilter = {}): Promise<EventPage> {
+    const limit = Math.min(
+      Math.max(Math.trunc(filter.limit ?? DEFAULT_PAGE_SIZE), 1),
+      MAX_PAGE_SIZE,
+    );
+    const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    for (const [name, date] of [
+      ['from', filter.from],
+      ['to', filter.to],
+    ] as const) {
+      if (date && !isStorableTime(date)) {
+        throw new AppError(
+          400,
+          'validation_failed',
+          'Invalid request',
+          `${name}: must be a time between years 1 and 9999`,
+        );
+      }
+    }
+    // A channel id that cannot exist matches nothing, like an unknown one.
+    if (filter.channelId !== undefined && !ID.test(filter.channelId))
+      return { data: [], next_cursor: null };
+    const rows = await repo.listEvents(this.db, {
+      workspaceId,
+      channelId: filter.channelId,
+      status: filter.status,
+      from: filter.from?.toISOString(),
+      to: filter.to?.toISOString(),
+      after,
+      // One more than asked tells whether another page exists.
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: page.map(toEventJson),
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id })
+          : null,
+    };
+  }
+
+  /** @throws AppError 404 when the event does not exist in this workspace. */
+  async get(workspaceId: string, id: string): Promise<EventJson> {
+    const row = ID.test(id) ? await repo.findEvent(this.db, workspaceId, id) : undefined;
+    if (!row) throw notFound('This event');
+    return toEventJson(row);
+  }
+}
+
+/** What PostgreSQL timestamptz and an ISO 8601 string can both hold. */
+export function isStorableTime(date: Date): boolean {
+  const year = date.getUTCFullYear();
+  return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
+}
+
+function toEventJson(row: repo.EventRow): EventJson {
+  return {
+    id: row.id,
+    channel_id: row.channel_id,
+    received_at: new Date(row.received_at).toISOString(),
+    status: row.status as EventStatus,
+    payload: row.payload,
+    prompt: row.prompt,
+    reply: row.reply,
+    error: row.error,
+    attempts: row.attempts,
+    completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,74 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Queryable } from '../db/database.js';
+import { queueStats } from '../worker/queue-stats.js';
+
+export type ReplyOutcome = 'replied' | 'skipped' | 'failed' | 'retried';
+
+/**
+ * The service's Prometheus metrics, on a registry of their own (not prom-client's global one),
+ * so several contexts in one process (the tests) never share counters.
+ * Counters are per process: the web role counts webhook requests, the worker role replies.
+ * The queue gauges are read from the database at scrape time and so are the same everywhere.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly eventsReceived = new Counter({
+    name: 'hookprompt_events_received_total',
+    help: 'Webhook events accepted and stored for a reply.',
+    registers: [this.registry],
+  });
+
+  readonly eventsRejected = new Counter({
+    name: 'hookprompt_events_rejected_total',
+    help: 'Webhook requests refused, by problem code.',
+    labelNames: ['code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly replies = new Counter({
+    name: 'hookprompt_replies_total',
+    help: 'Events the worker finished (replied, skipped, failed) or put back for a retry (retried).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly aiLatency = new Histogram({
+    name: 'hookprompt_ai_request_duration_seconds',
+    help: 'Duration of AI calls, by result (ok or error).',
+    labelNames: ['result'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly queueDepth = new Gauge({
+    name: 'hookprompt_queue_depth',
+    help: 'Events waiting for a reply (pending) or being answered (processing).',
+    labelNames: ['status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly oldestPendingAge = new Gauge({
+    name: 'hookprompt_queue_oldest_pending_age_seconds',
+    help: 'Age of the oldest event still waiting for a reply; 0 when none waits.',
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Reads the queue gauges from the database (one query); called just before each scrape. */
+  async refreshQueue(db: Queryable): Promise<void> {
+    const stats = await queueStats(db);
+    this.queueDepth.set({ status: 'pending' }, stats.pending);
+    this.queueDepth.set({ status: 'processing' }, stats.processing);
+    this.oldestPendingAge.set(stats.oldestPendingAgeSeconds);
+  }
+
+  /** Drops the queue gauges, so a scrape without the database shows no stale numbers. */
+  forgetQueue(): void {
+    this.queueDepth.reset();
+    this.oldestPendingAge.reset();
+  }
+}

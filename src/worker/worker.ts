@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AiProvider } from '../ai/ai-provider.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { processEvent, type ProcessDeps, type ProcessOutcome } from './process-event.js';
+import { claimEvents, type ClaimedEvent } from './queue-claim.js';
+
+/** The NOTIFY channel of migrations/0002_queue_notify.sql. */
+export const EVENTS_CHANNEL = 'hookprompt_events';
+
+export interface WorkerOptions {
+  db: Database;
+  provider: AiProvider;
+  log: Logger;
+  metrics: Metrics;
+  /** Most events answered at the same time by this worker. */
+  concurrency: number;
+  pollIntervalMs: number;
+  leaseMs: number;
+  maxAttempts: number;
+  retryBaseMs: number;
+  shutdownGraceMs: number;
+  /** Names this worker in `locked_by`; unique per worker by default. */
+  workerId?: string;
+}
+
+/**
+ * Answers events from the queue (the events table). Tests drive `runOnce()`; the service calls
+ * `start()` and, on shutdown, `stop()`.
+ */
+export class Worker {
+  readonly id: string;
+  private readonly deps: ProcessDeps;
+  private readonly inFlight = new Map<string, Promise<ProcessOutcome | undefined>>();
+  private readonly shutdown = new AbortController();
+  private loop: Promise<void> | undefined;
+  private unlisten: (() => Promise<void>) | undefined;
+  private stopping = false;
+  /** The last claim filled every free slot, so more events are probably due. */
+  private backlog = false;
+  private woken = false;
+  private wakeSleeper: (() => void) | undefined;
+
+  constructor(private readonly options: WorkerOptions) {
+    // pid alone is not enough: in a container every restart is pid 1 on the same host name.
+    this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    const { db, provider, log, metrics, leaseMs, maxAttempts, retryBaseMs } = options;
+    this.deps = {
+      db,
+      provider,
+      log,
+      metrics,
+      leaseMs,
+      maxAttempts,
+      retryBaseMs,
+      workerId: this.id,
+    };
+  }
+
+  /** Claims as many due events as the concurrency allows, answers them all, and says how many. */
+  async runOnce(): Promise<number> {
+    const batch = await this.claim(this.options.concurrency - this.inFlight.size);
+    await Promise.all(batch.map((event) => this.track(event)));
+    return batch.length;
+  }
+
+  /** Keeps answering events until `stop()`: woken by NOTIFY when events arrive, polling as a fallback. */
+  async start(): Promise<void> {
+    if (this.loop || this.stopping) return;
+    try {
+      this.unlisten = await this.options.db.listen(EVENTS_CHANNEL, () => this.wake());
+    } catch (error) {
+      this.options.log.warn({ err: error }, 'cannot listen for new events; polling only');
+    }
+    this.loop = this.run();
+    this.options.log.info(
+      { workerId: this.id, concurrency: this.options.concurrency },
+      'worker started',
+    );
+  }
+
+  /**
+   * Stops claiming, lets in-flight events finish for up to the shutdown grace period, then cuts
+   * the remaining AI calls short and gives their events back to the queue.
+   */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    await this.loop;
+    await this.unlisten?.().catch(() => undefined);
+    this.unlisten = undefined;
+    const all = Promise.all(this.inFlight.values());
+    const grace = new AbortController();
+    const drained = await Promise.race([
+      all.then(() => true),
+      delay(this.options.shutdownGraceMs, false, { signal: grace.signal }).catch(() => false),
+    ]);
+    grace.abort();
+    if (!drained) {
+      this.options.log.warn(
+        { inFlight: this.inFlight.size },
+        'shutdown grace over; releasing unanswered events',
+      );
+      this.shutdown.abort(new Error('worker stopping'));
+      await all;
+    }
+    if (this.loop) this.options.log.info({ workerId: this.id }, 'worker stopped');
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      const free = this.options.concurrency - this.inFlight.size;
+      if (free > 0) {
+        try {
+          const batch = await this.claim(free);
+          for (const event of batch) void this.track(event);
+          this.backlog = batch.length === free;
+        } catch (error) {
+          this.backlog = false;
+          this.options.log.error(
+            { err: error },
+            'claiming events failed; trying again after the poll interval',
+          );
+        }
+        if (this.backlog) continue;
+      }
+      // Woken early by a notification, or by a freed slot while there is a backlog.
+      await this.sleep(this.options.pollIntervalMs);
+    }
+  }
+
+  private async claim(limit: number): Promise<ClaimedEvent[]> {
+    if (limit <= 0) return [];
+    // A notification arriving from here on may be for an event this claim misses: it wakes the next sleep.
+    this.woken = false;
+    const { db, leaseMs } = this.options;
+    return claimEvents(db, this.id, limit, leaseMs);
+  }
+
+  private track(event: ClaimedEvent): Promise<ProcessOutcome | undefined> {
+    // Claimed again while still being answered here (its lease ran out mid-call): the first
+    // task still owns the lease under this worker's name and stores the result.
+    const running = this.inFlight.get(event.id);
+    if (running) return running;
+    const task = processEvent(this.deps, event, this.shutdown.signal)
+      .catch((error: unknown) => {
+        this.options.log.error(
+          { err: error, eventId: event.id },
+          'event not finished; it is taken again when its lease ends',
+        );
+        return undefined;
+      })
+      .finally(() => {
+        this.inFlight.delete(event.id);
+        if (this.backlog) this.wake();
+      });
+    this.inFlight.set(event.id, task);
+    return task;
+  }
+
+  private wake(): void {
+    const wakeSleeper = this.wakeSleeper;
+    this.wakeSleeper = undefined;
+    if (wakeSleeper) wakeSleeper();
+    else this.woken = true;
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.woken || this.stopping) {
+      this.woken = false;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.wakeSleeper = undefined;
+        resolve();
+      }, ms);
+      this.wakeSleeper = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/db/database.js';
+import { openPostgres } from '../../src/db/postgres.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import type { Worker } from '../../src/worker/worker.js';
+import { Driver } from '../support/driver.js';
+import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
+
+const EVENTS = 500;
+
+/** Runs the worker until it finds nothing left to claim; says how many events it handled. */
+async function drain(worker: Worker): Promise<number> {
+  let handled = 0;
+  for (let n = await worker.runOnce(); n > 0; n = await worker.runOnce()) handled += n;
+  return handled;
+}
+
+describe.skipIf(!testDatabaseUrl)(
+  'two workers on one database (real PostgreSQL only: PGlite serves one connection, so nothing races)',
+  () => {
+    let ai: FakeAiServer;
+    let app: TestApp;
+    let secondPool: Database;
+
+    beforeAll(async () => {
+      ai = await FakeAiServer.start();
+      app = await startTestApp({
+        env: {
+          AI_PROVIDER: 'openai',
+          AI_BASE_URL: ai.baseUrl,
+          AI_MODEL: 'fake-model',
+          WORKER_CONCURRENCY: '8',
+        },
+      });
+      secondPool = openPostgres({ url: app.database.url as string, max: 10 });
+    });
+
+    afterAll(async () => {
+      await secondPool.close();
+      await app.close();
+      await ai.close();
+    });
+
+    it(`answer ${EVENTS} events between them, none twice`, async () => {
+      const channel = await new Driver(app).createChannel({ template: 'Event {{n}}' });
+      await app.ctx.db.query(
+        `insert into events (workspace_id, channel_id, payload)
+       select $1, $2, '{"n":' || n || '}' from generate_series(1, $3::integer) n`,
+        [app.ctx.defaultWorkspaceId, channel.id, EVENTS],
+      );
+      const first = createWorker(app.ctx);
+      const second = createWorker(app.ctx, { db: secondPool });
+
+      const [byFirst, bySecond] = await Promise.all([drain(first), drain(second)]);
+
+      expect(byFirst + bySecond).toBe(EVENTS);
+      expect(ai.requests).toHaveLength(EVENTS);
+      expect(new Set(ai.prompts()).size).toBe(EVENTS);
+      expect([...ai.answered.values()].every((count) => count === 1)).toBe(true);
+      const { rows } = await app.ctx.db.query<{ status: string; attempts: number; count: string }>(
+        `select status, attempts, count(*) from events group by status, attempts`,
+      );
+      expect(rows).toEqual([{ status: 'replied', attempts: 1, count: String(EVENTS) }]);
+      const { rows: wrong } = await app.ctx.db.query(
+        `select id from events where reply <> $1 || prompt or prompt <> 'Event ' || (payload::json->>'n')`,
+        [fakeReplyTo('')],
+      );
+      expect(wrong).toEqual([]);
+    });
+  },
+);
