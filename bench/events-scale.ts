@@ -1,17 +1,21 @@
 /**
- * Brain Logs and the queue at one million events, on a real PostgreSQL.
+ * What Brain Logs, the queue and retention cost as the events table grows, on a real PostgreSQL.
  *
- * Loads 1,000,000 events (10 channels, 30 days, 0.1 % still pending) into a scratch database
- * with generate_series, then prints the plan (EXPLAIN ANALYZE, BUFFERS) and the median time of
- * the statements the service really sends (captured from EventsService and claimEvents):
- *   1. the first page of one channel in a one-hour window,
- *   2. a page deep in one channel's range (after 50,000 newer events),
- *   3. the first page of the whole workspace, no filter,
+ * Events arrive at a steady rate (one every 2.6 s: 1,000,000 over 30 days, ending now, round-robin
+ * over 10 channels, every 1000th still pending). The table is filled in time order to 10,000,
+ * 100,000 and 1,000,000 events; at each size the statements the service really sends (captured
+ * from EventsService and claimEvents) are timed (median of RUNS round trips from Node) and
+ * EXPLAINed (shared buffers touched: work that does not depend on the machine):
+ *   1. one channel, the newest hour, first page;
+ *   2. one channel, a page halfway through its history (500, 5,000, 50,000 newer events);
+ *   3. the whole workspace, first page, no filter;
  *   4. the queue claim of a batch of 8 (rolled back, so every run claims the same events).
+ * Then, at 1,000,000 events, retention (EventsRetention.runOnce, no pause between batches)
+ * deletes the oldest ten days, and its rate and per-batch times are reported.
  *
- * Run with `npx tsx bench/events-scale.ts` (BENCH_DATABASE_URL, default
+ * Run with `npm run bench:events` (BENCH_DATABASE_URL, default
  * postgres://postgres@127.0.0.1:5432/postgres, names the server; the scratch database
- * hookprompt_bench_scale is dropped at the end unless --keep is given).
+ * hookprompt_bench_scale is dropped at the end unless --keep is given). --plans prints each plan.
  */
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -19,15 +23,29 @@ import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { encodeCursor } from '../src/events/events-cursor.js';
-import { EventsService, type EventFilter } from '../src/events/events-service.js';
+import {
+  EventsRetention,
+  RETENTION_BATCH_SIZE,
+  RETENTION_PAUSE_MS,
+} from '../src/events/events-retention.js';
+import { EventsService } from '../src/events/events-service.js';
+import { createLogger } from '../src/logger.js';
 import { claimEvents } from '../src/worker/queue-claim.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SCRATCH = 'hookprompt_bench_scale';
-const EVENTS = 1_000_000;
+const SIZES = [10_000, 100_000, 1_000_000];
+const SPAN_DAYS = 30;
 const CHANNELS = 10;
 const RUNS = 25;
+const RETENTION_DAYS = 20;
 const keep = process.argv.includes('--keep');
+const showPlans = process.argv.includes('--plans');
+
+interface Measure {
+  medianMs: number;
+  buffers: number;
+}
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: SERVER });
@@ -48,57 +66,84 @@ const db = openPostgres({ url: scratchUrl.toString(), max: 2 });
 
 try {
   await migrate(db);
-  const workspaceId = await load(db);
-  const events = new EventsService(db);
-  const channelId = (await db.query<{ id: string }>('select min(id) as id from channels')).rows[0]
-    ?.id as string;
+  const { workspaceId, firstChannelId, end } = await createChannels(db);
+  const channelId = firstChannelId;
+  const rows: string[][] = [];
+  let loaded = 0;
+  for (const size of SIZES) {
+    const started = performance.now();
+    await load(db, { workspaceId, firstChannelId, end, from: loaded + 1, to: size });
+    loaded = size;
+    const tableSize = await db.query<{ size: string }>(
+      `select pg_size_pretty(pg_total_relation_size('events')) as size`,
+    );
+    console.log(
+      `${size.toLocaleString('en')} events (loaded in ${((performance.now() - started) / 1000).toFixed(1)} s; events table with indexes: ${tableSize.rows[0]?.size})`,
+    );
 
-  const firstPage: EventFilter = {
-    channelId,
-    from: new Date('2024-01-15T12:00:00Z'),
-    to: new Date('2024-01-15T13:00:00Z'),
-  };
-  await report('1. one channel, one-hour window, first page', (q) =>
-    new EventsService(q).list(workspaceId, firstPage),
-  );
+    const newest = await db.query<{ at: Date }>(
+      'select max(received_at) as at from events where channel_id = $1',
+      [channelId],
+    );
+    const to = new Date((newest.rows[0] as { at: Date }).at.getTime() + 1);
+    const hour = { channelId, from: new Date(to.getTime() - 3_600_000), to };
+    const firstPage = await measure('1. channel, newest hour, first page', (q) =>
+      new EventsService(q).list(workspaceId, hour),
+    );
 
-  const deep = await db.query<{ at: string; id: string }>(
-    `select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id from events
-     where channel_id = $1 order by received_at desc, id desc offset 50000 limit 1`,
-    [channelId],
-  );
-  const cursor = encodeCursor({
-    receivedAt: deep.rows[0]?.at as string,
-    id: deep.rows[0]?.id as string,
-  });
-  await report('2. one channel, page after 50,000 newer events', (q) =>
-    new EventsService(q).list(workspaceId, { channelId, cursor }),
-  );
+    const depth = Math.floor(size / CHANNELS / 2);
+    const deep = await db.query<{ at: string; id: string }>(
+      `select to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as at, id
+       from events where channel_id = $1 order by received_at desc, id desc offset $2 limit 1`,
+      [channelId, depth],
+    );
+    const cursor = encodeCursor({
+      receivedAt: deep.rows[0]?.at as string,
+      id: deep.rows[0]?.id as string,
+    });
+    const deepPage = await measure(`2. channel, page after ${depth} newer events`, (q) =>
+      new EventsService(q).list(workspaceId, { channelId, cursor }),
+    );
 
-  await report('3. whole workspace, first page', (q) => new EventsService(q).list(workspaceId, {}));
+    const workspacePage = await measure('3. workspace, first page', (q) =>
+      new EventsService(q).list(workspaceId, {}),
+    );
 
-  await report(
-    '4. queue claim, batch of 8 (rolled back)',
-    (q) => claimEvents(q, 'bench', 8, 60_000),
-    { rollback: true },
-  );
+    const claim = await measure(
+      '4. queue claim, batch of 8 (rolled back)',
+      (q) => claimEvents(q, 'bench', 8, 60_000),
+      { rollback: true },
+    );
 
-  const check = await events.list(workspaceId, firstPage);
+    rows.push([
+      size.toLocaleString('en'),
+      cell(firstPage),
+      cell(deepPage),
+      cell(workspacePage),
+      cell(claim),
+    ]);
+  }
+
   console.log(
-    `(first page holds ${check.data.length} events; next_cursor ${check.next_cursor ? 'set' : 'null'})`,
+    `\nmedian of ${RUNS} round trips from Node, in ms (shared buffers the plan touched)\n`,
   );
+  printTable(
+    ['events', '1. hour, first page', '2. deep page', '3. workspace page', '4. claim 8'],
+    rows,
+  );
+
+  await retention(db);
 } finally {
   await db.close();
   if (!keep) await admin(`drop database if exists ${SCRATCH} with (force)`);
 }
 
-/** 1M events over 30 days of January 2024, round-robin over the channels; every 1000th pending. */
-async function load(target: Database): Promise<string> {
-  const started = performance.now();
-  const workspace = await target.query<{ id: string }>(
-    `insert into workspaces (name, chat_quota, is_default) values ('Bench', 2000000000, true) returning id`,
+async function createChannels(target: Database) {
+  const workspace = await target.query<{ id: string; end: Date }>(
+    `insert into workspaces (name, chat_quota, is_default) values ('Bench', 2000000000, true)
+     returning id, now() as end`,
   );
-  const workspaceId = workspace.rows[0]?.id as string;
+  const { id: workspaceId, end } = workspace.rows[0] as { id: string; end: Date };
   const channels = await target.query<{ first: string }>(
     `with added as (
        insert into channels (workspace_id, name, template, webhook_token, webhook_token_hash)
@@ -109,37 +154,42 @@ async function load(target: Database): Promise<string> {
      select min(id) as first from added`,
     [workspaceId, CHANNELS],
   );
+  return { workspaceId, firstChannelId: channels.rows[0]?.first as string, end };
+}
+
+/**
+ * Events `from`..`to` of the final 1,000,000, in time order: event n is received at
+ * end − 30 days + n × 2.592 s, so each stage adds later history, as a live service would.
+ */
+async function load(
+  target: Database,
+  at: { workspaceId: string; firstChannelId: string; end: Date; from: number; to: number },
+): Promise<void> {
+  const last = SIZES[SIZES.length - 1] as number;
   await target.query(
     `insert into events (workspace_id, channel_id, received_at, status, payload, prompt, reply, attempts, run_at, completed_at)
-     select $1, $4::bigint + n % $2,
-            timestamptz '2024-01-01' + (n * (30 * 86400.0 / $3)) * interval '1 second',
-            s.status,
+     select $1, $4::bigint + n % $2, t.at, s.status,
             '{"order":{"id":' || n || ',"total":' || (n % 997) || '.50,"currency":"EUR"},"customer":{"name":"Customer ' || (n % 5000) || '","email":"c' || n || '@example.com"}}',
             case when s.status = 'replied' then 'Order ' || n || ' for Customer ' || (n % 5000) end,
             case when s.status = 'replied' then 'Thanks! Order ' || n || ' is confirmed and will ship within two days.' end,
             case when s.status = 'replied' then 1 else 0 end,
-            timestamptz '2024-01-01' + (n * (30 * 86400.0 / $3)) * interval '1 second',
-            case when s.status = 'replied' then timestamptz '2024-01-01' + (n * (30 * 86400.0 / $3)) * interval '1 second' end
-     from generate_series(1, $3::integer) n
+            t.at,
+            case when s.status = 'replied' then t.at end
+     from generate_series($6::integer, $7::integer) n
+     cross join lateral (select $5::timestamptz - interval '${SPAN_DAYS} days'
+                                + n * (${SPAN_DAYS} * 86400.0 / $3) * interval '1 second' as at) t
      cross join lateral (select case when n % 1000 = 0 then 'pending' else 'replied' end as status) s`,
-    [workspaceId, CHANNELS, EVENTS, channels.rows[0]?.first],
+    [at.workspaceId, CHANNELS, last, at.firstChannelId, at.end, at.from, at.to],
   );
   await target.exec('vacuum analyze events');
-  const size = await target.query<{ size: string }>(
-    `select pg_size_pretty(pg_total_relation_size('events')) as size`,
-  );
-  console.log(
-    `loaded ${EVENTS.toLocaleString('en')} events in ${((performance.now() - started) / 1000).toFixed(1)} s (events table with indexes: ${size.rows[0]?.size})\n`,
-  );
-  return workspaceId;
 }
 
-/** Captures the statement `work` sends, prints its EXPLAIN ANALYZE, then times it over RUNS runs. */
-async function report(
+/** Times `work`'s first statement over RUNS runs and EXPLAINs it once (analyze, buffers). */
+async function measure(
   title: string,
   work: (q: Queryable) => Promise<unknown>,
   { rollback = false } = {},
-): Promise<void> {
+): Promise<Measure> {
   const client = new pg.Client({ connectionString: scratchUrl.toString() });
   await client.connect();
   try {
@@ -161,20 +211,96 @@ async function report(
     }
     const statement = seen[0] as { text: string; params: readonly unknown[] };
     if (rollback) await client.query('begin');
-    const plan = await client.query<{ 'QUERY PLAN': string }>(
-      `explain (analyze, buffers) ${statement.text}`,
+    const plan = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+      `explain (analyze, buffers, format json) ${statement.text}`,
       statement.params as unknown[],
     );
     if (rollback) await client.query('rollback');
+    const root = (plan.rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan;
     timings.sort((a, b) => a - b);
-    const median = timings[Math.floor(timings.length / 2)] as number;
-    console.log(`== ${title}`);
-    console.log(
-      `median over ${RUNS} runs, round trip from Node: ${median.toFixed(2)} ms (min ${(timings[0] as number).toFixed(2)} ms)`,
-    );
-    console.log(plan.rows.map((row) => `   ${row['QUERY PLAN']}`).join('\n'));
-    console.log();
+    const result = {
+      medianMs: timings[Math.floor(timings.length / 2)] as number,
+      buffers: root['Shared Hit Blocks'] + root['Shared Read Blocks'],
+    };
+    if (showPlans) {
+      console.log(`   ${title}: ${result.medianMs.toFixed(2)} ms`);
+      console.log(describePlan(root, '     '));
+    }
+    return result;
   } finally {
     await client.end();
   }
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Shared Hit Blocks': number;
+  'Shared Read Blocks': number;
+  Plans?: PlanNode[];
+}
+
+function describePlan(node: PlanNode, indent: string): string {
+  const index = node['Index Name'] ? ` using ${node['Index Name']}` : '';
+  const line = `${indent}${node['Node Type']}${index} (rows ${node['Actual Rows']}, buffers ${node['Shared Hit Blocks'] + node['Shared Read Blocks']})`;
+  return [line, ...(node.Plans ?? []).map((child) => describePlan(child, `${indent}  `))].join(
+    '\n',
+  );
+}
+
+/** Deletes the oldest ten days with the service's own retention, timing every batch. */
+async function retention(target: Database): Promise<void> {
+  const batchMs: number[] = [];
+  const timed: Queryable = {
+    query: async (text, params) => {
+      const started = performance.now();
+      const result = await target.query(text, params);
+      if (/^\s*with expired/.test(text)) batchMs.push(performance.now() - started);
+      return result as never;
+    },
+  };
+  const before = await target.query<{ count: number }>(
+    'select count(*)::integer as count from events',
+  );
+  const run = new EventsRetention({
+    db: timed,
+    log: createLogger('silent'),
+    retentionDays: RETENTION_DAYS,
+    pauseMs: 0,
+  });
+  const started = performance.now();
+  const { deleted, batches } = await run.runOnce();
+  const seconds = (performance.now() - started) / 1000;
+  const sorted = [...batchMs].sort((a, b) => a - b);
+  const at = (q: number) =>
+    (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0).toFixed(1);
+  console.log(
+    `\nretention (EVENT_RETENTION_DAYS=${RETENTION_DAYS}, batches of ${RETENTION_BATCH_SIZE}, no pause) on ${before.rows[0]?.count.toLocaleString('en')} events:`,
+  );
+  console.log(
+    `  deleted ${deleted.toLocaleString('en')} events in ${batches} batches, ${seconds.toFixed(1)} s: ${Math.round(deleted / seconds).toLocaleString('en')} events/s`,
+  );
+  const paced = RETENTION_BATCH_SIZE / ((Number(at(0.5)) + RETENTION_PAUSE_MS) / 1000);
+  console.log(
+    `  with the service's ${RETENTION_PAUSE_MS} ms pause between batches: about ${Math.round(paced).toLocaleString('en')} events/s`,
+  );
+  console.log(
+    `  one batch: median ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${at(1)} ms (first ${batchMs[0]?.toFixed(1)} ms, last full ${batchMs[batchMs.length - 2]?.toFixed(1)} ms)`,
+  );
+}
+
+function cell(m: Measure): string {
+  return `${m.medianMs.toFixed(2)} (${m.buffers})`;
+}
+
+function printTable(header: string[], body: string[][]): void {
+  const widths = header.map((h, i) =>
+    Math.max(h.length, ...body.map((row) => row[i]?.length ?? 0)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of body) console.log(line(row));
 }

@@ -76,6 +76,7 @@ const envSchema = z
     WORKER_LEASE_MS: integer(1000, 3_600_000).optional(),
     WORKER_RETRY_BASE_MS: integer(0, 3_600_000).default(1000),
     WORKER_SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+    EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     LOG_LEVEL: z
@@ -153,6 +154,8 @@ export interface Config {
   readonly workerRetryBaseMs: number;
   /** On shutdown, how long in-flight AI calls may finish before their events are released. */
   readonly workerShutdownGraceMs: number;
+  /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
+  readonly eventRetentionDays: number;
   readonly role: Role;
   readonly trustProxy: boolean;
   readonly logLevel: string;
@@ -205,6 +208,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     workerLeaseMs: e.WORKER_LEASE_MS ?? e.AI_TIMEOUT_MS + 30_000,
     workerRetryBaseMs: e.WORKER_RETRY_BASE_MS,
     workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
     role: e.ROLE,
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,

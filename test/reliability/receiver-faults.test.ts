@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startLoad, summarise } from '../support/load.js';
+import { startLoad, summarise, type SentRequest } from '../support/load.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import {
   canStartPostgres,
@@ -27,6 +27,32 @@ afterEach(async () => {
   await database?.drop();
   server = tempPostgres = database = undefined;
 });
+
+async function startWebProcessOnTestDatabase() {
+  const database = await createTestDatabase();
+  const server = await startServerProcess({
+    DATABASE_URL: database.url as string,
+    ADMIN_API_KEY,
+    ROLE: 'web',
+    ...UNLIMITED,
+  });
+  return { database, server };
+}
+
+/** Checks that every event a sender got a 200 for is stored, and prints the figures. */
+async function expectEveryAcceptedEventStored(
+  fault: string,
+  databaseUrl: string,
+  results: SentRequest[],
+) {
+  const { byStatus, acceptedIds, sent } = summarise(results);
+  const stored = await storedIds(databaseUrl, acceptedIds);
+  expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
+  console.log(
+    `${fault}: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+  );
+  return byStatus;
+}
 
 async function createChannel(baseUrl: string): Promise<string> {
   const res = await fetch(`${baseUrl}/api/v1/channels`, {
@@ -81,7 +107,11 @@ describe.skipIf(!canStartPostgres)('PostgreSQL stops while senders post', () => 
     await load.waitFor(200);
     const results = await load.stop();
 
-    const { byStatus, acceptedIds, sent } = summarise(results);
+    const byStatus = await expectEveryAcceptedEventStored(
+      'PostgreSQL outage',
+      tempPostgres.url,
+      results,
+    );
     expect(Object.keys(byStatus).sort()).toEqual(['200', '503']);
     expect(
       results
@@ -90,69 +120,44 @@ describe.skipIf(!canStartPostgres)('PostgreSQL stops while senders post', () => 
     ).toBe(true);
     expect(results.slice(firstBack + 8).every((r) => r.status === 200)).toBe(true);
     expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200);
-    const stored = await storedIds(tempPostgres.url, acceptedIds);
-    expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(
-      `PostgreSQL outage: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
-    );
   });
 });
 
 describe.skipIf(!testDatabaseUrl)('the web process dies or is stopped under load', () => {
   it('SIGKILL: every event whose sender got a 200 is in the database', async () => {
-    database = await createTestDatabase();
-    server = await startServerProcess({
-      DATABASE_URL: database.url as string,
-      ADMIN_API_KEY,
-      ROLE: 'web',
-      ...UNLIMITED,
-    });
+    ({ database, server } = await startWebProcessOnTestDatabase());
     const load = startLoad(await createChannel(server.baseUrl), 32);
     await load.waitFor(500);
     server.child.kill('SIGKILL');
     await server.exited;
-    const { byStatus, acceptedIds, sent } = summarise(await load.stop());
+    const results = await load.stop();
 
-    expect(Object.keys(byStatus).sort()).toEqual(['200', 'network_error']);
-    const stored = await storedIds(database.url as string, acceptedIds);
-    expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(
-      `SIGKILL under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+    const byStatus = await expectEveryAcceptedEventStored(
+      'SIGKILL under load',
+      database.url as string,
+      results,
     );
+    expect(Object.keys(byStatus).sort()).toEqual(['200', 'network_error']);
   });
 
   it('SIGTERM: in-flight requests finish, the process exits 0, and no 200 is lost', async () => {
-    database = await createTestDatabase();
-    server = await startServerProcess({
-      DATABASE_URL: database.url as string,
-      ADMIN_API_KEY,
-      ROLE: 'web',
-      ...UNLIMITED,
-    });
+    ({ database, server } = await startWebProcessOnTestDatabase());
     const load = startLoad(await createChannel(server.baseUrl), 32);
     await load.waitFor(500);
     const exitCode = await server.stop('SIGTERM');
-    const { byStatus, acceptedIds, sent } = summarise(await load.stop());
+    const results = await load.stop();
 
     expect(exitCode).toBe(0);
-    expect(
-      Object.keys(byStatus).filter((status) => status !== '200' && status !== 'network_error'),
-    ).toEqual([]);
-    const stored = await storedIds(database.url as string, acceptedIds);
-    expect(acceptedIds.filter((id) => !stored.has(id))).toEqual([]);
-    console.log(
-      `SIGTERM under load: sent ${sent}, answered ${JSON.stringify(byStatus)}, stored ${stored.size} of ${acceptedIds.length} accepted`,
+    const byStatus = await expectEveryAcceptedEventStored(
+      'SIGTERM under load',
+      database.url as string,
+      results,
     );
+    expect(Object.keys(byStatus).sort()).toEqual(['200', 'network_error']);
   });
 
   it('keeps memory bounded under oversized and deeply nested bodies', async () => {
-    database = await createTestDatabase();
-    server = await startServerProcess({
-      DATABASE_URL: database.url as string,
-      ADMIN_API_KEY,
-      ROLE: 'web',
-      ...UNLIMITED,
-    });
+    ({ database, server } = await startWebProcessOnTestDatabase());
     const webhookUrl = await createChannel(server.baseUrl);
     const rss = () =>
       Number(

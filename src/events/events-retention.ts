@@ -1,0 +1,121 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { AppContext } from '../context.js';
+import type { Queryable } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import {
+  deleteExpiredEvents,
+  listWorkspaceIds,
+  RETENTION_START,
+  retentionCutoff,
+} from './events-repo.js';
+
+export interface RetentionOptions {
+  db: Queryable;
+  log: Logger;
+  /** Finished events received longer ago than this many days are deleted. */
+  retentionDays: number;
+  /** Events deleted per statement: each batch is its own short transaction. */
+  batchSize?: number;
+  /** Rest between batches, so a large backlog of old events does not monopolise the database. */
+  pauseMs?: number;
+  /** Time between runs. */
+  intervalMs?: number;
+  /** Time from `start()` to the first run. */
+  firstRunDelayMs?: number;
+}
+
+export interface RetentionRun {
+  deleted: number;
+  /** Delete statements sent, including the last one of each workspace that found fewer than a batch. */
+  batches: number;
+}
+
+export const RETENTION_BATCH_SIZE = 1000;
+export const RETENTION_PAUSE_MS = 50;
+const HOUR_MS = 60 * 60 * 1000;
+const FIRST_RUN_DELAY_MS = 30_000;
+
+/**
+ * Deletes finished events older than the retention period, in small batches, periodically.
+ * Several processes may run it at once: their batches skip each other's rows. Tests drive
+ * `runOnce()`; the service calls `start()` and, on shutdown, `stop()`.
+ */
+export class EventsRetention {
+  private readonly batchSize: number;
+  private readonly pauseMs: number;
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> | undefined;
+
+  constructor(private readonly options: RetentionOptions) {
+    this.batchSize = options.batchSize ?? RETENTION_BATCH_SIZE;
+    this.pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
+  }
+
+  /** Deletes every expired finished event (unless stopped midway) and says how much it did. */
+  async runOnce(): Promise<RetentionRun> {
+    const { db, retentionDays } = this.options;
+    // One cutoff for the whole run, so a run ends even while events keep expiring.
+    const cutoff = await retentionCutoff(db, retentionDays);
+    const run: RetentionRun = { deleted: 0, batches: 0 };
+    for (const workspaceId of await listWorkspaceIds(db)) {
+      let after = RETENTION_START;
+      for (;;) {
+        if (this.stopping.signal.aborted) return run;
+        const batch = await deleteExpiredEvents(db, workspaceId, cutoff, after, this.batchSize);
+        run.deleted += batch.deleted;
+        run.batches += 1;
+        if (batch.deleted < this.batchSize || !batch.last) break;
+        after = batch.last;
+        if (this.pauseMs > 0) await this.pause();
+      }
+    }
+    return run;
+  }
+
+  /** Runs shortly after start, then every interval, until `stop()`. */
+  start(): void {
+    if (this.timer || this.stopping.signal.aborted) return;
+    this.schedule(this.options.firstRunDelayMs ?? FIRST_RUN_DELAY_MS);
+  }
+
+  /** Ends the schedule; a run in progress stops after its current batch. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.running = this.runAndLog().finally(() => {
+        this.running = undefined;
+        if (!this.stopping.signal.aborted) this.schedule(this.options.intervalMs ?? HOUR_MS);
+      });
+    }, ms).unref();
+  }
+
+  private async runAndLog(): Promise<void> {
+    const { log, retentionDays } = this.options;
+    const started = Date.now();
+    try {
+      const run = await this.runOnce();
+      if (run.deleted > 0) {
+        log.info({ ...run, retentionDays, ms: Date.now() - started }, 'expired events deleted');
+      }
+    } catch (error) {
+      log.error({ err: error }, 'deleting expired events failed; trying again at the next run');
+    }
+  }
+
+  private pause(): Promise<void> {
+    return delay(this.pauseMs, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+  }
+}
+
+/** Retention as configured, or undefined when events are kept forever (EVENT_RETENTION_DAYS unset or 0). */
+export function createEventsRetention(ctx: AppContext): EventsRetention | undefined {
+  const days = ctx.config.eventRetentionDays;
+  if (days === 0) return undefined;
+  return new EventsRetention({ db: ctx.db, log: ctx.log, retentionDays: days });
+}
