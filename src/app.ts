@@ -18,7 +18,8 @@ export function createApp(ctx: AppContext): express.Express {
   app.set('trust proxy', ctx.config.trustProxy);
   app.set('views', viewsDir);
   app.set('view engine', 'ejs');
-  app.use(requestLogger(ctx));
+  // The request log is written at info; below that level the middleware would be pure cost.
+  if (ctx.log.isLevelEnabled('info')) app.use(requestLogger(ctx));
   app.use(healthRoutes(ctx.db));
   app.use(
     '/hooks',

@@ -64,6 +64,8 @@ export async function createContext(
     const admins = new AdminsService(db);
     // Only processes that serve the panel need someone able to sign in to it.
     if (config.role !== 'worker') await createFirstAdmin(admins, config, defaultWorkspace.id, log);
+    const ingest = new IngestService(db, config.bodyLimitBytes);
+    if (config.role !== 'worker') await ingest.start();
     return {
       config,
       log,
@@ -72,7 +74,7 @@ export async function createContext(
       defaultWorkspaceId: defaultWorkspace.id,
       workspaces,
       channels: new ChannelsService(db, config.publicBaseUrl),
-      ingest: new IngestService(db, config.bodyLimitBytes),
+      ingest,
       hookLimits: createHookRateLimits(config, redis, log, () =>
         metrics.eventsRejected.inc({ code: 'rate_limited' }),
       ),
@@ -90,6 +92,7 @@ export async function createContext(
 }
 
 export async function closeContext(ctx: AppContext): Promise<void> {
+  await ctx.ingest.stop();
   await ctx.redis?.quit().catch(() => undefined);
   await ctx.db.close();
 }

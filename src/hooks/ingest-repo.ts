@@ -1,4 +1,4 @@
-import type { Database, Queryable } from '../db/database.js';
+import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
 
 export interface ReceivingChannel {
@@ -25,90 +25,94 @@ export interface IncomingEvent {
   payload: string;
 }
 
+/** What became of one event of a batch; `eventId` is absent when nothing was stored (404). */
 export interface StoredEvent {
-  eventId: string;
-  accepted: boolean;
+  outcome: 'accepted' | 'quota_exceeded' | 'channel_disabled' | 'channel_not_found';
+  eventId?: string;
 }
 
 /**
- * Stores a batch of valid events in one transaction, each using one chat of its workspace's
- * quota. The workspace rows are locked (in id order, so concurrent batches cannot deadlock)
- * before the room left is read, so no instance can accept past the quota; events that do not
- * fit are stored as rejected with `quota_exceeded`. A month that has begun since the last
- * accepted event starts the count again at 0. Results come back in the order of `events`.
+ * Stores a batch of valid events in one statement (one round trip, committed on its own).
+ *
+ * - The channel is checked again here, against its committed row: a lookup made before the
+ *   body was read (possibly from the cache) cannot let an event through after its channel was
+ *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
+ *   rejected) or `channel_not_found` (not stored).
+ * - Each accepted event uses one chat of its workspace's quota. The workspace rows are locked
+ *   first, in id order so concurrent batches cannot deadlock, and the room left is read from
+ *   the locked rows, so no instance can accept past the quota; the lock is held only while this
+ *   statement runs and commits. Events that do not fit are stored as rejected with
+ *   `quota_exceeded`. A month that has begun since the last accepted event counts from 0.
+ * - Results come back in the order of `events`: ids are drawn per input row, not read from the
+ *   insert's (unordered) output.
  */
 export async function storeEventBatch(
-  db: Database,
+  db: Queryable,
   events: IncomingEvent[],
 ): Promise<StoredEvent[]> {
-  return db.transaction(async (tx) => {
-    const room = await lockQuotaRoom(tx, [...new Set(events.map((e) => e.channel.workspace_id))]);
-    const accepted = events.map((event) => {
-      const left = room.get(event.channel.workspace_id) ?? 0;
-      room.set(event.channel.workspace_id, left - 1);
-      return left > 0;
-    });
-    await spendChats(
-      tx,
-      events.filter((_, i) => accepted[i]),
-    );
-
-    // Ids are drawn first so that each result is tied to its event by position, not by the
-    // (unspecified) order of an INSERT's returned rows.
-    const { rows: ids } = await tx.query<{ id: string }>(
-      `select nextval(pg_get_serial_sequence('events', 'id')) as id from generate_series(1, $1)`,
-      [events.length],
-    );
-    const eventIds = ids.map((row) => row.id);
-    await tx.query(
-      `insert into events (id, workspace_id, channel_id, status, payload, error, completed_at)
+  const { rows } = await db.query<{ id: string | null; outcome: StoredEvent['outcome'] }>(
+    `with batch as (
+       select batch.*,
+              case when channels.id is null then 'channel_not_found'
+                   when not channels.enabled then 'channel_disabled'
+              end as refusal
+       from unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) with ordinality
+              as batch(workspace_id, channel_id, token_hash, payload, position)
+       left join channels on channels.id = batch.channel_id
+                         and channels.webhook_token_hash = batch.token_hash
+                         and channels.deleted_at is null
+     ),
+     room as (
+       select id,
+              chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
+       from workspaces where id in (select workspace_id from batch where refusal is null)
+       order by id
+       for update
+     ),
+     decided as (
+       select batch.position, batch.workspace_id, batch.channel_id, batch.payload,
+              case when refusal is not null then refusal
+                   when row_number() over (partition by batch.workspace_id, refusal is null
+                                           order by batch.position) <= coalesce(room.room, 0)
+                     then 'accepted'
+                   else 'quota_exceeded'
+              end as outcome
+       from batch left join room on room.id = batch.workspace_id
+     ),
+     numbered as (
+       select decided.*,
+              case when outcome <> 'channel_not_found'
+                then nextval(pg_get_serial_sequence('events', 'id')) end as id
+       from decided
+     ),
+     spent as (
+       update workspaces w set
+         chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end)
+                      + per_workspace.chats,
+         quota_period_start = ${CURRENT_MONTH_START}
+       from (select workspace_id, count(*)::integer as chats
+             from numbered where outcome = 'accepted' group by workspace_id) as per_workspace
+       where w.id = per_workspace.workspace_id
+     ),
+     stored as (
+       insert into events (id, workspace_id, channel_id, status, payload, error, completed_at)
        overriding system value
        select id, workspace_id, channel_id,
-              case when accepted then 'pending' else 'rejected' end,
+              case when outcome = 'accepted' then 'pending' else 'rejected' end,
               payload,
-              case when accepted then null else 'quota_exceeded' end,
-              case when accepted then null else now() end
-       from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::boolean[])
-         as batch(id, workspace_id, channel_id, payload, accepted)`,
-      [
-        eventIds,
-        events.map((e) => e.channel.workspace_id),
-        events.map((e) => e.channel.id),
-        events.map((e) => e.payload),
-        accepted,
-      ],
-    );
-    return eventIds.map((eventId, i) => ({ eventId, accepted: accepted[i] as boolean }));
-  });
-}
-
-/** Locks the workspaces' rows until commit and returns the chats each has left this month. */
-async function lockQuotaRoom(tx: Queryable, workspaceIds: string[]): Promise<Map<string, number>> {
-  const { rows } = await tx.query<{ id: string; room: number }>(
-    `select id,
-            chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
-     from workspaces where id = any($1::bigint[])
-     order by id
-     for update`,
-    [workspaceIds],
+              case when outcome = 'accepted' then null else outcome end,
+              case when outcome = 'accepted' then null else now() end
+       from numbered where id is not null
+     )
+     select id, outcome from numbered order by position`,
+    [
+      events.map((e) => e.channel.workspace_id),
+      events.map((e) => e.channel.id),
+      events.map((e) => e.channel.webhook_token_hash),
+      events.map((e) => e.payload),
+    ],
   );
-  return new Map(rows.map((row) => [row.id, row.room]));
-}
-
-async function spendChats(tx: Queryable, accepted: IncomingEvent[]): Promise<void> {
-  if (accepted.length === 0) return;
-  const perWorkspace = new Map<string, number>();
-  for (const { channel } of accepted) {
-    perWorkspace.set(channel.workspace_id, (perWorkspace.get(channel.workspace_id) ?? 0) + 1);
-  }
-  await tx.query(
-    `update workspaces w set
-       chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end) + spent.chats,
-       quota_period_start = ${CURRENT_MONTH_START}
-     from unnest($1::bigint[], $2::integer[]) as spent(id, chats)
-     where w.id = spent.id`,
-    [[...perWorkspace.keys()], [...perWorkspace.values()]],
-  );
+  return rows.map((row) => ({ outcome: row.outcome, eventId: row.id ?? undefined }));
 }
 
 /** A refused request, kept so admins can see why a sender fails. It uses no quota. */

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
 import { InvalidJsonError, isJsonObject, parsePayload } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
+import { ChannelCache } from './channel-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { hookErrors } from './hook-errors.js';
 import * as repo from './ingest-repo.js';
@@ -11,13 +12,27 @@ import type { BodyResult } from './read-body.js';
 export type { ReceivingChannel } from './ingest-repo.js';
 
 export type IngestOutcome =
-  { accepted: true; eventId: string } | { accepted: false; eventId: string; error: AppError };
+  | { accepted: true; eventId: string }
+  /** `eventId` is that of the rejected event kept for Brain Logs (none for a 404). */
+  | { accepted: false; eventId?: string; error: AppError };
+
+/** The database notification sent when a channel changes (see migrations/0004). */
+export const CHANNEL_CHANGED = 'hookprompt_channel_changed';
+
+// Why the storing statement refused an event that passed every earlier check.
+const STORE_REFUSALS = {
+  quota_exceeded: hookErrors.quotaExceeded,
+  channel_disabled: hookErrors.channelDisabled,
+  channel_not_found: hookErrors.channelNotFound,
+};
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */
 export class IngestService {
   private readonly batches: GroupCommit<repo.IncomingEvent, repo.StoredEvent>;
+  private readonly cache = new ChannelCache();
+  private stopListening: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly db: Database,
@@ -31,8 +46,26 @@ export class IngestService {
     });
   }
 
-  findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
-    return repo.findReceivingChannel(this.db, hashWebhookToken(token));
+  /** Keeps the channel cache in step with changes made by any process. */
+  async start(): Promise<void> {
+    this.stopListening = await this.db.listen(CHANNEL_CHANGED, (tokenHash) =>
+      this.cache.forget(tokenHash),
+    );
+  }
+
+  async stop(): Promise<void> {
+    const stopListening = this.stopListening;
+    this.stopListening = undefined;
+    await stopListening?.();
+  }
+
+  async findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
+    const tokenHash = hashWebhookToken(token);
+    const cached = this.cache.get(tokenHash);
+    if (cached) return cached;
+    const channel = await repo.findReceivingChannel(this.db, tokenHash);
+    if (channel) this.cache.set(channel);
+    return channel;
   }
 
   /** Runs the checks that need the body (disabled, size, media type, JSON, object, quota) in order. */
@@ -58,10 +91,10 @@ export class IngestService {
       return this.reject(channel, body, hookErrors.invalidJson(reason));
     }
 
-    const stored = await this.batches.submit({ channel, payload: text });
-    if (!stored.accepted)
-      return { accepted: false, eventId: stored.eventId, error: hookErrors.quotaExceeded() };
-    return { accepted: true, eventId: stored.eventId };
+    const { outcome, eventId } = await this.batches.submit({ channel, payload: text });
+    if (outcome === 'accepted') return { accepted: true, eventId: eventId as string };
+    if (outcome !== 'quota_exceeded') this.cache.forget(channel.webhook_token_hash);
+    return { accepted: false, eventId, error: STORE_REFUSALS[outcome]() };
   }
 
   private async reject(

@@ -18,7 +18,7 @@ export interface TestOutcome {
   accepted: boolean;
   status: number;
   code: string | undefined;
-  eventId: string;
+  eventId: string | undefined;
 }
 
 interface EditorExtras {

@@ -73,6 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logText: () => lines.join('\n'),
     async close() {
       await closeServer(server);
+      await ctx.ingest.stop();
       await ctx.redis?.quit().catch(() => undefined);
       if (ownsDatabase) {
         await closeContext({ ...ctx, redis: undefined }).catch(() => undefined);

@@ -1,0 +1,124 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { startFakeAiServer } from './fake-ai-server.js';
+import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
+import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
+import { runOpenLoop } from './open-loop.js';
+import { orderPayload } from './payload.js';
+import { runSql } from './scratch-database.js';
+
+export interface EndToEndOptions {
+  events: number;
+  rate: number;
+  aiDelayMs: number;
+  workerConcurrency: number;
+  /** Give up when no event is finished for this long. */
+  stallMs: number;
+}
+
+export interface EndToEndResult extends EndToEndOptions {
+  accepted: number;
+  non200: StatusCounts;
+  /** Final statuses of the accepted events ("pending"/"processing" left means it stalled). */
+  statuses: Record<string, number>;
+  aiCalls: number;
+  /** Replied events per second, from the first 200 to the last reply. */
+  repliedPerSecond: number;
+  /** From the sender's 200 to the event's `completed_at`. */
+  answerToReplied: LatencySummary;
+  /** Between the event's own `received_at` and `completed_at` (both database clocks). */
+  receivedToCompleted: LatencySummary;
+  stalled: boolean;
+}
+
+/**
+ * The whole path with the worker running: events posted at a steady rate, answered by a
+ * chat-completions server that takes `aiDelayMs` per reply, until every event is finished.
+ */
+export async function runEndToEnd(
+  hookprompt: Omit<HookpromptOptions, 'env'>,
+  options: EndToEndOptions,
+): Promise<EndToEndResult> {
+  const ai = await startFakeAiServer(options.aiDelayMs);
+  const { server, webhookUrl } = await startHookprompt({
+    ...hookprompt,
+    env: {
+      ROLE: 'all',
+      AI_PROVIDER: 'openai',
+      AI_BASE_URL: ai.baseUrl,
+      AI_MODEL: 'bench-model',
+      WORKER_CONCURRENCY: String(options.workerConcurrency),
+    },
+  });
+  try {
+    const answeredAt = new Map<string, number>();
+    const sent = await runOpenLoop(webhookUrl, orderPayload, {
+      rate: options.rate,
+      seconds: options.events / options.rate,
+      onAccepted: (eventId, at) => answeredAt.set(eventId, at),
+    });
+    const stalled = await waitForWorker(hookprompt.databaseUrl, options.stallMs);
+
+    // extract() gives numeric, which pg hands over as text.
+    const rows = await runSql<{
+      id: string;
+      status: string;
+      received_ms: string;
+      completed_ms: string | null;
+    }>(
+      hookprompt.databaseUrl,
+      `select id::text, status,
+              extract(epoch from received_at) * 1000 as received_ms,
+              extract(epoch from completed_at) * 1000 as completed_ms
+       from events where id = any($1::bigint[])`,
+      [[...answeredAt.keys()]],
+    );
+    const statuses: Record<string, number> = {};
+    const answerToReplied: number[] = [];
+    const receivedToCompleted: number[] = [];
+    let lastReply = 0;
+    for (const row of rows) {
+      statuses[row.status] = (statuses[row.status] ?? 0) + 1;
+      if (row.status !== 'replied' || row.completed_ms === null) continue;
+      const completed = Number(row.completed_ms);
+      answerToReplied.push(completed - (answeredAt.get(row.id) as number));
+      receivedToCompleted.push(completed - Number(row.received_ms));
+      lastReply = Math.max(lastReply, completed);
+    }
+    const firstAnswer = Math.min(...answeredAt.values());
+    return {
+      ...options,
+      accepted: answeredAt.size,
+      non200: sent.non200,
+      statuses,
+      aiCalls: ai.calls(),
+      repliedPerSecond: answerToReplied.length / ((lastReply - firstAnswer) / 1000),
+      answerToReplied: summariseLatencies(answerToReplied),
+      receivedToCompleted: summariseLatencies(receivedToCompleted),
+      stalled,
+    };
+  } finally {
+    await server.stop();
+    await ai.close();
+  }
+}
+
+/** Waits until no event is pending or processing; true when none finished for `stallMs`. */
+async function waitForWorker(databaseUrl: string, stallMs: number): Promise<boolean> {
+  let unfinished = Infinity;
+  let lastProgress = Date.now();
+  for (;;) {
+    const [row] = await runSql<{ n: number }>(
+      databaseUrl,
+      `select count(*)::int as n from events where status in ('pending', 'processing')`,
+    );
+    const now = (row as { n: number }).n;
+    if (now === 0) return false;
+    if (now < unfinished) {
+      unfinished = now;
+      lastProgress = Date.now();
+    } else if (Date.now() - lastProgress > stallMs) {
+      return true;
+    }
+    await delay(250);
+  }
+}

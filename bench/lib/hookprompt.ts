@@ -1,0 +1,69 @@
+import { randomBytes } from 'node:crypto';
+import { startServer, type ServerProcess } from './server-process.js';
+import { orderTemplate } from './payload.js';
+
+/** High enough that no benchmark reaches them: the runs measure the receiver, not the limiter. */
+const UNREACHABLE_RATE_LIMIT = '100000000';
+/** The largest quota a workspace may have; the quota check and update still run on every event. */
+const UNREACHABLE_QUOTA = 2_000_000_000;
+
+export interface HookpromptOptions {
+  name: string;
+  /** How to run it: the compiled build (`dist/main.js`) or the sources through tsx. */
+  entry: { nodeArgs: string[] };
+  databaseUrl: string;
+  logFile: string;
+  /** Extra `node` flags, e.g. `--cpu-prof`. */
+  nodeFlags?: string[];
+  /** Environment on top of the benchmark's defaults (ROLE=web, AI_PROVIDER=echo, LOG_LEVEL=warn). */
+  env?: Record<string, string>;
+}
+
+export interface RunningHookprompt {
+  server: ServerProcess;
+  /** The webhook URL of a fresh channel whose workspace quota cannot run out. */
+  webhookUrl: string;
+}
+
+/** Starts hookprompt and, through its API as an admin would, creates a channel to post to. */
+export async function startHookprompt(options: HookpromptOptions): Promise<RunningHookprompt> {
+  const apiKey = randomBytes(24).toString('hex');
+  const server = await startServer({
+    name: options.name,
+    nodeArgs: [...(options.nodeFlags ?? []), ...options.entry.nodeArgs],
+    logFile: options.logFile,
+    env: {
+      NODE_ENV: 'production',
+      DATABASE_URL: options.databaseUrl,
+      ADMIN_API_KEY: apiKey,
+      ROLE: 'web',
+      AI_PROVIDER: 'echo',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_PER_CHANNEL: UNREACHABLE_RATE_LIMIT,
+      RATE_LIMIT_PER_IP: UNREACHABLE_RATE_LIMIT,
+      ...options.env,
+    },
+  });
+  try {
+    const api = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${server.origin}/api/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.json() as Promise<Record<string, unknown>>;
+    };
+    await api('PATCH', '/workspace', { chat_quota: UNREACHABLE_QUOTA });
+    const channel = await api('POST', '/channels', {
+      name: `bench ${options.name}`,
+      template: orderTemplate,
+    });
+    // Posted to directly, not through PUBLIC_BASE_URL, which the server was not told.
+    const path = new URL(String(channel.webhook_url)).pathname;
+    return { server, webhookUrl: `${server.origin}${path}` };
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+}

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+// Two instances of the service on one database, as behind a load balancer. Instance A has just
+// used the channel (so it knows it); every change made through instance B must hold on A at once.
+let a: TestApp;
+let b: TestApp;
+
+beforeAll(async () => {
+  a = await startTestApp();
+  b = await startTestApp({ database: a.database });
+});
+afterAll(async () => {
+  await b.close();
+  await a.close();
+});
+
+async function channelUsedOnA() {
+  const channel = await new Driver(b).createChannel();
+  const onA = channel.webhook_url.replace(b.baseUrl, a.baseUrl);
+  expect((await new Driver(a).sendEvent(onA)).status).toBe(200);
+  return { channel, onA };
+}
+
+it('a channel disabled on one instance refuses events on the other at once', async () => {
+  const { channel, onA } = await channelUsedOnA();
+  await new Driver(b).updateChannel(channel.id, { enabled: false }).expect(200);
+  const res = await new Driver(a).sendEvent(onA);
+  expect(res.status).toBe(403);
+  expect(res.body.code).toBe('channel_disabled');
+  const events = await new Driver(a).eventsOf(channel.id);
+  expect(events.map((e) => e.status)).toEqual(['pending', 'rejected']);
+});
+
+it('a URL regenerated on one instance answers 404 on the other at once', async () => {
+  const { channel, onA } = await channelUsedOnA();
+  const renewed = await new Driver(b).api('post', `/channels/${channel.id}/regenerate-url`);
+  expect((await new Driver(a).sendEvent(onA)).status).toBe(404);
+  const newOnA = (renewed.body.webhook_url as string).replace(b.baseUrl, a.baseUrl);
+  expect((await new Driver(a).sendEvent(newOnA)).status).toBe(200);
+  expect(await new Driver(a).eventsOf(channel.id)).toHaveLength(2);
+});
+
+it('a channel deleted on one instance answers 404 on the other at once', async () => {
+  const { channel, onA } = await channelUsedOnA();
+  await new Driver(b).api('delete', `/channels/${channel.id}`).expect(204);
+  const res = await new Driver(a).sendEvent(onA);
+  expect(res.status).toBe(404);
+  expect(res.body.code).toBe('channel_not_found');
+  expect(await new Driver(a).eventsOf(channel.id)).toHaveLength(1);
+});
