@@ -8,6 +8,9 @@ export async function connectRedis(url: string, log: Logger): Promise<RedisClien
   const client = createClient({
     url,
     socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000) },
+    // While Redis is away, commands fail at once instead of waiting for it to come back: the
+    // rate limits then let requests through rather than leaving senders without an answer.
+    disableOfflineQueue: true,
   });
   client.on('error', (error: Error) =>
     log.warn({ err: { message: error.message } }, 'redis connection error'),

@@ -60,7 +60,7 @@ export class OpenAiProvider implements AiProvider {
       const retryable = RETRYABLE_STATUS(status);
       const verb = retryable ? 'failed' : 'refused the request';
       throw new AiError(
-        this.scrub(`The AI server ${verb} (HTTP ${status}): ${errorText(text)}`),
+        `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}`,
         retryable,
       );
     }
@@ -69,14 +69,17 @@ export class OpenAiProvider implements AiProvider {
     // model; asking again is worth it, and max attempts bounds the cost.
     if (reply === undefined) {
       throw new AiError(
-        this.scrub(`The AI server sent an answer without a reply in it: ${snippet(text)}`),
+        `The AI server sent an answer without a reply in it: ${snippet(this.scrub(text))}`,
         true,
       );
     }
     return reply;
   }
 
-  /** Servers sometimes quote the key they were given in error messages; Brain Logs must not show it. */
+  /**
+   * Servers sometimes quote the key they were given in error messages; Brain Logs must not show it.
+   * Scrubbed before the text is shortened: a key cut in two by the shortening would no longer match.
+   */
   private scrub(message: string): string {
     const key = this.options.apiKey;
     return key ? message.replaceAll(key, '[redacted]') : message;

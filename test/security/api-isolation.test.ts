@@ -1,0 +1,248 @@
+import { readFileSync } from 'node:fs';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { Driver } from '../support/driver.js';
+import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+
+/** One workspace as its owner sees it. */
+interface Tenant {
+  name: string;
+  workspaceId: string;
+  key: string;
+  channelId: string;
+  webhookUrl: string;
+  eventId: string;
+}
+
+/** What an intruder asks of one route, given the victim's ids. */
+interface RouteCase {
+  method: 'get' | 'post' | 'patch' | 'delete';
+  /** As in docs/openapi.yaml. */
+  route: string;
+  path: (victim: Tenant) => string;
+  body?: object;
+  /** Ids that do not belong to the caller are unknown to it: 404. */
+  status: number;
+  /** For a 200/201: what the caller got is its own (or nothing). */
+  check?: (body: Record<string, unknown>, caller: Tenant, victim: Tenant) => void;
+}
+
+const listIds = (body: Record<string, unknown>) =>
+  (body.data as { id: string; channel_id?: string }[]).map((item) => item);
+
+const ROUTES: RouteCase[] = [
+  {
+    method: 'get',
+    route: '/api/v1/workspace',
+    path: () => '/workspace',
+    status: 200,
+    check: (body, caller) =>
+      expect(body).toMatchObject({ id: caller.workspaceId, name: caller.name }),
+  },
+  {
+    method: 'patch',
+    route: '/api/v1/workspace',
+    path: () => '/workspace',
+    body: { chat_quota: 1, chats_used: 0 },
+    status: 200,
+    check: (body, caller) => expect(body).toMatchObject({ id: caller.workspaceId, chat_quota: 1 }),
+  },
+  {
+    method: 'get',
+    route: '/api/v1/channels',
+    path: () => '/channels',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((c) => c.id);
+      expect(ids).toContain(caller.channelId);
+      expect(ids).not.toContain(victim.channelId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/channels',
+    path: () => '/channels',
+    body: { name: 'Made by the intruder', template: 'x' },
+    status: 201,
+    // Where it landed is checked against the database below.
+  },
+  {
+    method: 'get',
+    route: '/api/v1/channels/{id}',
+    path: (v) => `/channels/${v.channelId}`,
+    status: 404,
+  },
+  {
+    method: 'patch',
+    route: '/api/v1/channels/{id}',
+    path: (v) => `/channels/${v.channelId}`,
+    body: { name: 'Hijacked', template: 'Leak {{.}}', enabled: false },
+    status: 404,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/channels/{id}',
+    path: (v) => `/channels/${v.channelId}`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/channels/{id}/regenerate-url',
+    path: (v) => `/channels/${v.channelId}/regenerate-url`,
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/events',
+    path: () => '/events',
+    status: 200,
+    check: (body, caller, victim) => {
+      const channels = listIds(body).map((e) => e.channel_id);
+      expect(channels).toContain(caller.channelId);
+      expect(channels).not.toContain(victim.channelId);
+    },
+  },
+  {
+    method: 'get',
+    route: '/api/v1/events',
+    path: (v) => `/events?channel_id=${v.channelId}`,
+    status: 200,
+    check: (body) => expect(body.data).toEqual([]),
+  },
+  { method: 'get', route: '/api/v1/events/{id}', path: (v) => `/events/${v.eventId}`, status: 404 },
+];
+
+let app: TestApp;
+let first: Tenant;
+let second: Tenant;
+
+async function tenant(name: string, workspaceId: string, key: string): Promise<Tenant> {
+  const driver = new Driver(app, key);
+  const channel = await driver.createChannel({
+    name: `${name} channel`,
+    template: `${name} {{x}}`,
+  });
+  const sent = await driver.sendEvent(channel.webhook_url, { x: `${name} payload` });
+  return {
+    name,
+    workspaceId,
+    key,
+    channelId: channel.id,
+    webhookUrl: channel.webhook_url,
+    eventId: String(sent.body.event_id),
+  };
+}
+
+/** Everything stored for a workspace, to tell whether anyone changed it. */
+async function stateOf(victim: Tenant): Promise<string[]> {
+  const { rows } = await app.ctx.db.query<{ row: string }>(
+    `select 'workspace ' || w::text as row from workspaces w where id = $1
+     union all select 'channel ' || c::text from channels c where workspace_id = $1
+     union all select 'event ' || e::text from events e where workspace_id = $1
+     order by row`,
+    [victim.workspaceId],
+  );
+  return rows.map((r) => r.row);
+}
+
+beforeAll(async () => {
+  app = await startTestApp({ env: ADMIN_ENV });
+  first = await tenant('Default workspace', app.ctx.defaultWorkspaceId, TEST_ADMIN_KEY);
+
+  // The second workspace and its key are made the way an admin makes them: in the panel.
+  const panel = new PanelClient(app);
+  await panel.signIn();
+  expect((await panel.form('/workspaces', { name: 'Second' })).status).toBe(303);
+  const created = await panel.form('/workspace/api-keys', { name: 'Second key' });
+  const key = /id="new-api-key" class="secret-box" value="([^"]+)"/.exec(created.text)?.[1];
+  const { rows } = await app.ctx.db.query<{ id: string }>(
+    `select id from workspaces where name = 'Second'`,
+  );
+  second = await tenant('Second', rows[0]?.id as string, key as string);
+});
+afterAll(() => app.close());
+
+describe('API workspace isolation', () => {
+  it('covers every route of the API description', () => {
+    const spec = readFileSync(new URL('../../docs/openapi.yaml', import.meta.url), 'utf8');
+    const documented: string[] = [];
+    let path = '';
+    for (const line of spec.split('\n')) {
+      const pathMatch = /^ {2}(\/\S*):\s*$/.exec(line);
+      if (pathMatch) path = pathMatch[1] as string;
+      const method = /^ {4}(get|post|put|patch|delete):\s*$/.exec(line)?.[1];
+      if (method && path.startsWith('/api/')) documented.push(`${method} ${path}`);
+    }
+    expect(documented.length).toBeGreaterThan(0);
+    const tested = new Set(ROUTES.map((r) => `${r.method} ${r.route}`));
+    expect(documented.filter((route) => !tested.has(route))).toEqual([]);
+  });
+
+  describe.each([
+    ['second', 'first'],
+    ['first', 'second'],
+  ])("the %s workspace's key against the %s workspace", (callerName, victimName) => {
+    it.each(ROUTES)('$method $route → $status, its own data only', async (route) => {
+      const caller = callerName === 'first' ? first : second;
+      const victim = victimName === 'first' ? first : second;
+      const before = await stateOf(victim);
+
+      const req = new Driver(app, caller.key).api(route.method, route.path(victim));
+      const res = await (route.body ? req.send(route.body) : req);
+
+      expect(res.status).toBe(route.status);
+      route.check?.(res.body as Record<string, unknown>, caller, victim);
+      expect(JSON.stringify(res.body)).not.toContain(`${victim.name} payload`);
+      expect(JSON.stringify(res.body)).not.toContain(victim.webhookUrl);
+      expect(await stateOf(victim)).toEqual(before);
+      if (res.status === 201) {
+        const { rows } = await app.ctx.db.query<{ workspace_id: string }>(
+          'select workspace_id from channels where id = $1',
+          [res.body.id],
+        );
+        expect(rows[0]?.workspace_id).toBe(caller.workspaceId);
+      }
+    });
+
+    it("leaves the victim's webhook URL working", async () => {
+      const victim = victimName === 'first' ? first : second;
+      expect((await new Driver(app).sendEvent(victim.webhookUrl)).status).toBe(200);
+    });
+  });
+
+  describe('without a valid key', () => {
+    let revoked: string;
+    beforeAll(async () => {
+      const panel = new PanelClient(app);
+      await panel.signIn();
+      const created = await panel.form('/workspace/api-keys', { name: 'Soon revoked' });
+      revoked = /id="new-api-key" class="secret-box" value="([^"]+)"/.exec(
+        created.text,
+      )?.[1] as string;
+      const { rows } = await app.ctx.db.query<{ id: string }>(
+        `select id from api_keys where name = 'Soon revoked'`,
+      );
+      expect((await panel.form(`/workspace/api-keys/${rows[0]?.id}/revoke`)).status).toBe(303);
+    });
+
+    it.each(ROUTES)(
+      '$method $route → 401 with no key, a wrong one, or a revoked one',
+      async (route) => {
+        for (const authorization of [
+          undefined,
+          `Bearer ${revoked}`,
+          `Bearer ${second.key}x`,
+          `Bearer ${second.key.slice(0, -1)}`,
+          `Basic ${Buffer.from(`x:${second.key}`).toString('base64')}`,
+          second.key,
+        ]) {
+          const req = request(app.baseUrl)[route.method](`/api/v1${route.path(first)}`);
+          if (authorization) req.set('Authorization', authorization);
+          const res = await (route.body ? req.send(route.body) : req);
+          expect(res.status, authorization).toBe(401);
+        }
+      },
+    );
+  });
+});
