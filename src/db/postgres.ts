@@ -62,39 +62,59 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
       // is lost it is opened again, and `onNotify('')` tells the listener it may have missed some.
       let client: pg.PoolClient | undefined;
       let closed = false;
+      let retryScheduled = false;
+      const released = new WeakSet<pg.PoolClient>();
       const handler = (message: pg.Notification) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       };
+      // A connection can fail several ways at once (an error event and a failed query): it is
+      // given back to the pool once, and one new attempt is scheduled.
+      const giveBack = (connection: pg.PoolClient, error?: Error) => {
+        if (released.has(connection)) return;
+        released.add(connection);
+        connection.off('notification', handler);
+        if (client === connection) client = undefined;
+        connection.release(error);
+      };
       const retryLater = () => {
-        if (!closed) setTimeout(() => void connect(), 1_000).unref();
+        if (closed || retryScheduled) return;
+        retryScheduled = true;
+        setTimeout(() => {
+          retryScheduled = false;
+          void connect();
+        }, 1_000).unref();
       };
       const connect = async (): Promise<void> => {
+        let connection: pg.PoolClient;
         try {
-          const next = await pool.connect();
-          next.on('notification', handler);
-          next.on('error', (error) => {
-            onError?.(error);
-            next.release(error);
-            if (client === next) client = undefined;
-            retryLater();
-          });
-          await next.query(`listen ${pg.escapeIdentifier(channel)}`);
-          client = next;
-          onNotify('');
+          connection = await pool.connect();
         } catch (error) {
           onError?.(error as Error);
-          retryLater();
+          return retryLater();
         }
+        connection.on('notification', handler);
+        connection.on('error', (error) => {
+          onError?.(error);
+          giveBack(connection, error);
+          retryLater();
+        });
+        try {
+          await connection.query(`listen ${pg.escapeIdentifier(channel)}`);
+        } catch (error) {
+          giveBack(connection, error as Error);
+          return retryLater();
+        }
+        if (closed) return giveBack(connection);
+        client = connection;
+        onNotify('');
       };
       await connect();
       return async () => {
         closed = true;
         const current = client;
-        client = undefined;
         if (!current) return;
-        current.off('notification', handler);
         await current.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
-        current.release();
+        giveBack(current);
       };
     },
     close: () => pool.end(),

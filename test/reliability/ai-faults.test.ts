@@ -24,9 +24,7 @@ beforeAll(async () => {
   ai = await FakeAiServer.start();
   app = await startTestApp({
     env: {
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'fake-model',
+      ...ai.env(),
       AI_API_KEY: AI_KEY,
       AI_TIMEOUT_MS: String(TIMEOUT_MS),
       AI_MAX_ATTEMPTS: String(MAX_ATTEMPTS),

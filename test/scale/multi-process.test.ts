@@ -50,9 +50,7 @@ describe.skipIf(!testDatabaseUrl || !redisUrl)(
         startServerProcess({
           ...shared,
           ROLE: 'worker',
-          AI_PROVIDER: 'openai',
-          AI_BASE_URL: ai.baseUrl,
-          AI_MODEL: 'fake-model',
+          ...ai.env(),
         }),
       ]);
     });

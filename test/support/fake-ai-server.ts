@@ -44,6 +44,11 @@ export class FakeAiServer {
     readonly baseUrl: string,
   ) {}
 
+  /** The settings that point the service's `openai` provider at this server. */
+  env(): Record<string, string> {
+    return { AI_PROVIDER: 'openai', AI_BASE_URL: this.baseUrl, AI_MODEL: 'fake-model' };
+  }
+
   static async start(): Promise<FakeAiServer> {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -41,9 +41,7 @@ describe.skipIf(!testDatabaseUrl)(
     let ai: FakeAiServer;
     let app: TestApp;
     const aiEnv = () => ({
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'fake-model',
+      ...ai.env(),
       AI_TIMEOUT_MS: '1000',
     });
 

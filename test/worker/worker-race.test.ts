@@ -28,9 +28,7 @@ describe.skipIf(!testDatabaseUrl)(
       ai = await FakeAiServer.start();
       app = await startTestApp({
         env: {
-          AI_PROVIDER: 'openai',
-          AI_BASE_URL: ai.baseUrl,
-          AI_MODEL: 'fake-model',
+          ...ai.env(),
           WORKER_CONCURRENCY: '8',
         },
       });

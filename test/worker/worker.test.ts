@@ -32,9 +32,7 @@ beforeAll(async () => {
   ai = await FakeAiServer.start();
   app = await startTestApp({
     env: {
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'fake-model',
+      ...ai.env(),
       AI_API_KEY: AI_KEY,
       AI_MAX_ATTEMPTS: '3',
       // Retries are due at once unless a test says otherwise, so runOnce() can drive them.
