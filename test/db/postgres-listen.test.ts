@@ -46,6 +46,7 @@ it.skipIf(!testDatabaseUrl)(
     await nextNotification(received, (p) => p === '');
     await db.query(`select pg_notify('hookprompt_test', 'after')`);
     await nextNotification(received, (p) => p === 'after');
+    expect(received.filter((p) => p === 'after')).toHaveLength(1);
 
     await unlisten();
     // a connection cut after it was given back must not be released twice (that would throw)
