@@ -20,11 +20,12 @@ export function createApp(ctx: AppContext): express.Express {
   app.set('view engine', 'ejs');
   // The request log is written at info; below that level the middleware would be pure cost.
   if (ctx.log.isLevelEnabled('info')) app.use(requestLogger(ctx));
-  app.use(healthRoutes(ctx.db));
+  // Webhooks first: the busiest path should not walk past the other routers.
   app.use(
     '/hooks',
     hooksRouter(ctx.ingest, ctx.hookLimits, ctx.config.bodyLimitBytes, ctx.log, ctx.metrics),
   );
+  app.use(healthRoutes(ctx.db));
   app.use(metricsRoutes(ctx.metrics, ctx.db, ctx.log));
   app.use('/api/v1', apiRouter(ctx));
   app.use(panelRouter(ctx));

@@ -52,12 +52,14 @@ export async function storeEventBatch(
 ): Promise<StoredEvent[]> {
   const { rows } = await db.query<{ id: string | null; outcome: StoredEvent['outcome'] }>(
     `with batch as (
-       select batch.*,
+       select batch.*, payloads.payload,
               case when channels.id is null then 'channel_not_found'
                    when not channels.enabled then 'channel_disabled'
               end as refusal
-       from unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[]) with ordinality
-              as batch(workspace_id, channel_id, token_hash, payload, position)
+       from unnest($1::bigint[], $2::bigint[], $3::text[]) with ordinality
+              as batch(workspace_id, channel_id, token_hash, position)
+       join json_array_elements_text($4::json) with ordinality as payloads(payload, position)
+         on payloads.position = batch.position
        left join channels on channels.id = batch.channel_id
                          and channels.webhook_token_hash = batch.token_hash
                          and channels.deleted_at is null
@@ -109,7 +111,9 @@ export async function storeEventBatch(
       events.map((e) => e.channel.workspace_id),
       events.map((e) => e.channel.id),
       events.map((e) => e.channel.webhook_token_hash),
-      events.map((e) => e.payload),
+      // One JSON array rather than a text[]: the driver escapes array elements in JavaScript,
+      // character by character, which cost more than anything else in this call.
+      JSON.stringify(events.map((e) => e.payload)),
     ],
   );
   return rows.map((row) => ({ outcome: row.outcome, eventId: row.id ?? undefined }));

@@ -79,6 +79,15 @@ describe('POST /hooks/:token', () => {
     expect((await driver.eventsOf(channel.id))[0]?.payload).toBe(body);
   });
 
+  it('stores any text byte for byte: non-ASCII, escapes and white space between tokens', async () => {
+    const channel = await newChannel();
+    const body =
+      '{\n\t"name": "Zoë 😀 中文",\r\n  "quote": "a\\"b\\\\c\\/\\u00e9",\n  "n": -0.0e+0 }\n';
+    const res = await driver.sendEvent(channel.webhook_url, body);
+    expect(res.status).toBe(200);
+    expect((await driver.eventsOf(channel.id))[0]?.payload).toBe(body);
+  });
+
   it('answers 404 channel_not_found for an unknown, malformed or missing token, and records nothing', async () => {
     const countEvents = async () =>
       (await app.ctx.db.query<{ n: string }>('select count(*)::text as n from events')).rows[0]?.n;
