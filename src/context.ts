@@ -75,9 +75,7 @@ export async function createContext(
       workspaces,
       channels: new ChannelsService(db, config.publicBaseUrl),
       ingest,
-      hookLimits: createHookRateLimits(config, redis, log, () =>
-        metrics.eventsRejected.inc({ code: 'rate_limited' }),
-      ),
+      hookLimits: createHookRateLimits(config, redis, log),
       events: new EventsService(db),
       metrics,
       admins,

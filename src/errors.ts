@@ -132,9 +132,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (appError.status >= 500) log.error({ err: error }, 'request failed');
     if (res.headersSent) return;
     const wantsHtml =
-      !req.path.startsWith('/api/') &&
-      !req.path.startsWith('/hooks/') &&
-      req.accepts(['json', 'html']) === 'html';
+      !/^\/(api|hooks)(\/|$)/.test(req.path) && req.accepts(['json', 'html']) === 'html';
     if (wantsHtml && res.app.get('view engine')) {
       for (const [name, value] of Object.entries(appError.headers)) res.setHeader(name, value);
       res.status(appError.status).render('error', { title: appError.title, error: appError });

@@ -38,7 +38,10 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
     },
     async listen(channel, onNotify) {
       const unsubscribe = await db.listen(channel, onNotify);
-      return () => unsubscribe();
+      // Closing the database ends its listeners; unsubscribing afterwards would throw.
+      return async () => {
+        if (!db.closed) await unsubscribe();
+      };
     },
     close: () => db.close(),
   };

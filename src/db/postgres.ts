@@ -24,6 +24,8 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
   };
 
+  const listeners = new Set<() => Promise<void>>();
+
   return {
     kind: 'postgres',
     query: (text, params) => run(pool, text, params),
@@ -109,14 +111,21 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
         onNotify('');
       };
       await connect();
-      return async () => {
+      const unlisten = async () => {
         closed = true;
+        listeners.delete(unlisten);
         const current = client;
         if (!current) return;
         await current.query(`unlisten ${pg.escapeIdentifier(channel)}`).catch(() => undefined);
         giveBack(current);
       };
+      listeners.add(unlisten);
+      return unlisten;
     },
-    close: () => pool.end(),
+    // A listening connection stays checked out, and the pool would wait for it forever.
+    async close() {
+      await Promise.all([...listeners].map((unlisten) => unlisten()));
+      await pool.end();
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { AppError, sendProblem, serviceUnavailable } from '../errors.js';
+import { AppError, serviceUnavailable } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
@@ -17,7 +17,7 @@ export function hooksRouter(
   limits: HookRateLimits,
   bodyLimitBytes: number,
   log: Logger,
-  metrics?: Metrics,
+  metrics: Metrics,
 ): Router {
   const router = Router();
 
@@ -37,14 +37,9 @@ export function hooksRouter(
   const receive: RequestHandler = async (req, res) => {
     const body = await readBody(req, bodyLimitBytes);
     const outcome = await ingest.ingest(res.locals.channel, req.headers['content-type'], body);
-    if (!outcome.accepted) {
-      metrics?.eventsRejected.inc({ code: outcome.error.code });
-      res.locals.eventId = outcome.eventId;
-      sendProblem(res, outcome.error);
-      return;
-    }
-    metrics?.eventsReceived.inc();
     res.locals.eventId = outcome.eventId;
+    if (!outcome.accepted) throw outcome.error;
+    metrics.eventsReceived.inc();
     res.status(200).json({ status: 'received', event_id: outcome.eventId });
   };
 
@@ -52,15 +47,15 @@ export function hooksRouter(
   router.all('/', postOnly, limits.perSender, () => {
     throw hookErrors.channelNotFound();
   });
-  // Whatever else went wrong, the event was not stored: the sender must retry, so 503.
-  const storageFailed: ErrorRequestHandler = (error, _req, _res, next) => {
-    metrics?.eventsRejected.inc({
-      code: error instanceof AppError ? error.code : 'service_unavailable',
-    });
-    if (error instanceof AppError) return next(error);
-    log.error({ err: error }, 'webhook event could not be stored');
-    next(serviceUnavailable());
+  // Every refusal passes here and is counted by its code. Anything that is not an AppError
+  // means the event was not stored: the sender must retry, so 503.
+  const refused: ErrorRequestHandler = (error, _req, _res, next) => {
+    if (!(error instanceof AppError))
+      log.error({ err: error }, 'webhook event could not be stored');
+    const appError = error instanceof AppError ? error : serviceUnavailable();
+    metrics.eventsRejected.inc({ code: appError.code });
+    next(appError);
   };
-  router.use(storageFailed);
+  router.use(refused);
   return router;
 }

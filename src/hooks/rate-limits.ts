@@ -2,7 +2,6 @@ import type { RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
 import type { Config } from '../config.js';
-import { sendProblem } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { RedisClient } from '../redis.js';
 import { hookErrors } from './hook-errors.js';
@@ -20,7 +19,6 @@ export function createHookRateLimits(
   config: Pick<Config, 'rateLimit'>,
   redis: RedisClient | undefined,
   log: Logger,
-  onLimited: () => void = () => undefined,
 ): HookRateLimits {
   const store = (prefix: string): Store | undefined =>
     redis
@@ -36,10 +34,13 @@ export function createHookRateLimits(
     legacyHeaders: false,
     // A Redis outage must not stop webhooks: the events still go to the database.
     passOnStoreError: true,
-    handler: (_req: unknown, res: Parameters<RequestHandler>[1]) => {
-      onLimited();
-      const retryAfter = Number(res.getHeader('Retry-After')) || 1;
-      sendProblem(res, hookErrors.rateLimited(retryAfter));
+    // Passed on as an error, so the receiver counts and answers it like every other refusal.
+    handler: (
+      _req: unknown,
+      res: Parameters<RequestHandler>[1],
+      next: (error: unknown) => void,
+    ) => {
+      next(hookErrors.rateLimited(Number(res.getHeader('Retry-After')) || 1));
     },
     logger: {
       error: (error: unknown, message?: string) =>
