@@ -116,103 +116,92 @@ const envSchema = z
     }
   });
 
-export type Role = 'all' | 'web' | 'worker';
-
-export interface Config {
-  readonly port: number;
-  readonly host: string;
-  readonly publicBaseUrl: string;
+/**
+ * The configuration the rest of the service reads: the environment, parsed and renamed. The
+ * `Config` type is derived from this mapping, so a new variable is added in two places only: the
+ * schema above and here.
+ */
+const configSchema = envSchema.transform((e) => ({
+  port: e.PORT,
+  host: e.HOST,
+  publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
   /** A PostgreSQL URL, `memory://`, or undefined for the embedded database in `dataDir`. */
-  readonly databaseUrl: string | undefined;
-  readonly dataDir: string;
-  readonly redisUrl: string | undefined;
-  readonly adminApiKey: string | undefined;
-  readonly admin: { readonly email: string; readonly password: string } | undefined;
+  databaseUrl: e.DATABASE_URL,
+  dataDir: e.DATA_DIR,
+  redisUrl: e.REDIS_URL,
+  adminApiKey: e.ADMIN_API_KEY,
+  admin:
+    e.ADMIN_EMAIL && e.ADMIN_PASSWORD
+      ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }
+      : undefined,
   /** A panel session ends after this many hours without use (and a week after sign-in at most). */
-  readonly sessionTtlHours: number;
-  readonly defaultChatQuota: number;
-  readonly rateLimit: {
-    readonly windowMs: number;
-    readonly perChannel: number;
-    readonly perIp: number;
-  };
-  readonly bodyLimitBytes: number;
-  readonly ai: {
-    readonly provider: 'echo' | 'openai';
-    readonly baseUrl: string | undefined;
-    readonly apiKey: string | undefined;
-    readonly model: string | undefined;
-    readonly timeoutMs: number;
-    readonly maxAttempts: number;
-  };
-  readonly workerConcurrency: number;
+  sessionTtlHours: e.SESSION_TTL_HOURS,
+  defaultChatQuota: e.DEFAULT_CHAT_QUOTA,
+  rateLimit: {
+    windowMs: e.RATE_LIMIT_WINDOW_MS,
+    perChannel: e.RATE_LIMIT_PER_CHANNEL,
+    perIp: e.RATE_LIMIT_PER_IP,
+  },
+  bodyLimitBytes: e.BODY_LIMIT,
+  ai: {
+    provider: e.AI_PROVIDER,
+    baseUrl: e.AI_BASE_URL,
+    apiKey: e.AI_API_KEY,
+    model: e.AI_MODEL,
+    timeoutMs: e.AI_TIMEOUT_MS,
+    maxAttempts: e.AI_MAX_ATTEMPTS,
+  },
+  workerConcurrency: e.WORKER_CONCURRENCY,
   /** How often an idle worker looks for due events when no notification wakes it. */
-  readonly workerPollIntervalMs: number;
+  workerPollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
   /** How long a claimed event stays reserved for its worker; after that another worker may take it. */
-  readonly workerLeaseMs: number;
+  workerLeaseMs: e.WORKER_LEASE_MS ?? e.AI_TIMEOUT_MS + 30_000,
   /** First retry delay; each further retry doubles it (with jitter, at most one hour). */
-  readonly workerRetryBaseMs: number;
+  workerRetryBaseMs: e.WORKER_RETRY_BASE_MS,
   /** On shutdown, how long in-flight AI calls may finish before their events are released. */
-  readonly workerShutdownGraceMs: number;
+  workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
-  readonly eventRetentionDays: number;
-  readonly role: Role;
-  readonly trustProxy: boolean;
-  readonly logLevel: string;
-}
+  eventRetentionDays: e.EVENT_RETENTION_DAYS,
+  role: e.ROLE,
+  trustProxy: e.TRUST_PROXY,
+  logLevel: e.LOG_LEVEL,
+}));
 
-/** Parses an environment (a plain object, so tests need not touch process.env) into a frozen Config. */
+export type Config = DeepReadonly<z.output<typeof configSchema>>;
+export type Role = Config['role'];
+
+type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? DeepReadonly<T[K]> : T[K] };
+
+/**
+ * Parses an environment (a plain object, so tests need not touch process.env) into a frozen
+ * Config. Every invalid variable is named in the error, one after the other, so a first start
+ * shows all that needs fixing at once.
+ */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const present = Object.fromEntries(
     Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const result = envSchema.safeParse(present);
+  const result = configSchema.safeParse(present);
   if (!result.success) {
-    const issue = result.error.issues[0];
-    const name = String(issue?.path[0] ?? 'environment');
-    const given = present[name] === undefined ? '' : ` (got ${JSON.stringify(present[name])})`;
-    const secret = /KEY|PASSWORD|URL/.test(name);
-    throw new ConfigError(`${name} ${issue?.message ?? 'is invalid'}${secret ? '' : given}`);
+    const problems = new Map<string, string>();
+    for (const issue of result.error.issues) {
+      const name = String(issue.path[0] ?? 'environment');
+      if (!problems.has(name)) problems.set(name, describeProblem(name, issue.message, present));
+    }
+    throw new ConfigError([...problems.values()].join('; '));
   }
-  const e = result.data;
-  return deepFreeze({
-    port: e.PORT,
-    host: e.HOST,
-    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
-    databaseUrl: e.DATABASE_URL,
-    dataDir: e.DATA_DIR,
-    redisUrl: e.REDIS_URL,
-    adminApiKey: e.ADMIN_API_KEY,
-    admin:
-      e.ADMIN_EMAIL && e.ADMIN_PASSWORD
-        ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }
-        : undefined,
-    sessionTtlHours: e.SESSION_TTL_HOURS,
-    defaultChatQuota: e.DEFAULT_CHAT_QUOTA,
-    rateLimit: {
-      windowMs: e.RATE_LIMIT_WINDOW_MS,
-      perChannel: e.RATE_LIMIT_PER_CHANNEL,
-      perIp: e.RATE_LIMIT_PER_IP,
-    },
-    bodyLimitBytes: e.BODY_LIMIT,
-    ai: {
-      provider: e.AI_PROVIDER,
-      baseUrl: e.AI_BASE_URL,
-      apiKey: e.AI_API_KEY,
-      model: e.AI_MODEL,
-      timeoutMs: e.AI_TIMEOUT_MS,
-      maxAttempts: e.AI_MAX_ATTEMPTS,
-    },
-    workerConcurrency: e.WORKER_CONCURRENCY,
-    workerPollIntervalMs: e.WORKER_POLL_INTERVAL_MS,
-    workerLeaseMs: e.WORKER_LEASE_MS ?? e.AI_TIMEOUT_MS + 30_000,
-    workerRetryBaseMs: e.WORKER_RETRY_BASE_MS,
-    workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
-    eventRetentionDays: e.EVENT_RETENTION_DAYS,
-    role: e.ROLE,
-    trustProxy: e.TRUST_PROXY,
-    logLevel: e.LOG_LEVEL,
-  });
+  return deepFreeze(result.data);
+}
+
+function describeProblem(
+  name: string,
+  message: string,
+  env: Record<string, string | undefined>,
+): string {
+  // Values of secrets and URLs (which may carry passwords) are never echoed.
+  const secret = /KEY|PASSWORD|URL/.test(name);
+  const given = env[name] === undefined || secret ? '' : ` (got ${JSON.stringify(env[name])})`;
+  return `${name} ${message}${given}`;
 }
 
 /** The one place that reads process.env. */

@@ -32,13 +32,22 @@ describe('configuration', () => {
     [{ RATE_LIMIT_PER_CHANNEL: '0' }, /^RATE_LIMIT_PER_CHANNEL must be at least 1/],
     [{ BODY_LIMIT: 'huge' }, /^BODY_LIMIT must be a size/],
     [{ AI_PROVIDER: 'magic' }, /^AI_PROVIDER /],
-    [{ AI_PROVIDER: 'openai' }, /^AI_BASE_URL is required when AI_PROVIDER=openai$/],
+    [
+      { AI_PROVIDER: 'openai' },
+      /^AI_BASE_URL is required when AI_PROVIDER=openai; AI_MODEL is required when AI_PROVIDER=openai$/,
+    ],
     [{ ROLE: 'boss' }, /^ROLE /],
     [{ ADMIN_EMAIL: 'a@b.co' }, /^ADMIN_PASSWORD must be set together/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL must be an http/],
   ])('refuses %o with one line naming the variable', (env, message) => {
     expect(() => parseConfig(env)).toThrow(ConfigError);
     expect(() => parseConfig(env)).toThrow(message);
+  });
+
+  it('names every invalid variable in its one line, not only the first', () => {
+    expect(() => parseConfig({ PORT: 'eighty', ROLE: 'boss', BODY_LIMIT: 'huge' })).toThrow(
+      /^PORT must be a whole number from 0 to 65535 \(got "eighty"\); BODY_LIMIT must be a size such as 512kb or 1mb \(got "huge"\); ROLE .*\(got "boss"\)$/,
+    );
   });
 
   it('never echoes secret values in the error', () => {
