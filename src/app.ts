@@ -26,7 +26,7 @@ export function createApp(ctx: AppContext): express.Express {
     hooksRouter(ctx.ingest, ctx.hookLimits, ctx.config.bodyLimitBytes, ctx.log, ctx.metrics),
   );
   app.use(healthRoutes(ctx.db));
-  app.use(metricsRoutes(ctx.metrics, ctx.db, ctx.log));
+  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
   app.use('/api/v1', apiRouter(ctx));
   app.use(panelRouter(ctx));
   app.use(() => {
@@ -42,7 +42,7 @@ export function createOpsApp(ctx: AppContext): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(healthRoutes(ctx.db));
-  app.use(metricsRoutes(ctx.metrics, ctx.db, ctx.log));
+  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
   app.use(() => {
     throw notFound('This page');
   });

@@ -1,51 +1,131 @@
-import type { Router } from 'express';
+import { AdminsService } from './auth/admins-service.js';
+import { createFirstAdmin } from './auth/first-admin.js';
+import { SessionsService } from './auth/sessions-service.js';
+import { ChannelsService } from './channels/channels-service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
-import { ChannelsService } from './channels/channels-service.js';
+import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
 import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './logger.js';
-import { Metrics } from './metrics/metrics.js';
-import { AdminsService } from './panel/admins-service.js';
-import { createFirstAdmin } from './panel/first-admin.js';
-import { SessionsService } from './panel/sessions-service.js';
-import { connectRedis, type RedisClient } from './redis.js';
+import { Metrics, type QueueStats } from './metrics/metrics.js';
+import { createRedis, type RedisClient } from './redis.js';
+import { createWorker } from './worker/create-worker.js';
+import { queueStats } from './worker/queue-stats.js';
+import type { Worker } from './worker/worker.js';
 import { ApiKeysService } from './workspaces/api-keys-service.js';
 import { WorkspacesService } from './workspaces/workspaces-service.js';
 
-/** Everything the app and the worker share, built once at start-up (the composition root). */
-export interface AppContext {
-  config: Config;
-  log: Logger;
-  db: Database;
-  redis: RedisClient | undefined;
-  defaultWorkspaceId: string;
-  workspaces: WorkspacesService;
-  channels: ChannelsService;
-  ingest: IngestService;
-  hookLimits: HookRateLimits;
-  /** Brain Logs: the received events, for the API and the panel. */
-  events: EventsService;
-  /** This context's Prometheus registry and instruments (`GET /metrics`). */
-  metrics: Metrics;
-  /** Panel admins, their workspaces, and their sign-in sessions. */
-  admins: AdminsService;
-  sessions: SessionsService;
-  /** Management API keys, created in the panel. */
-  apiKeys: ApiKeysService;
-  /** Further `/api/v1` routers of features built on this context. */
-  extraApiRoutes: Router[];
-}
-
 export interface ContextOptions {
   log?: Logger;
-  /** An already open database (tests); otherwise one is opened from the config. */
+  /** An already open database (tests); otherwise one is opened from the config, and closed by stop(). */
   db?: Database;
 }
 
+export interface StartOptions {
+  /**
+   * Run the role's background work (the worker, event retention). Tests turn it off and drive
+   * `worker.runOnce()` themselves.
+   */
+  background?: boolean;
+}
+
+/**
+ * The composition root: everything the app and the worker share, built once. Building wires
+ * objects together and touches nothing outside the process but the database handle; `start()`
+ * migrates, seeds, connects and listens; `stop()` undoes it in reverse order.
+ */
+export class AppContext {
+  readonly metrics = new Metrics();
+  readonly workspaces: WorkspacesService;
+  readonly channels: ChannelsService;
+  readonly ingest: IngestService;
+  /** Brain Logs: the received events, for the API and the panel. */
+  readonly events: EventsService;
+  /** Panel admins, their workspaces, and their sign-in sessions. */
+  readonly admins: AdminsService;
+  readonly sessions: SessionsService;
+  /** Management API keys (and ADMIN_API_KEY). */
+  readonly apiKeys: ApiKeysService;
+  /** Answers events with the AI; absent in a `ROLE=web` process. */
+  readonly worker: Worker | undefined;
+  /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
+  readonly retention: EventsRetention | undefined;
+  private defaultWorkspace: string | undefined;
+  private limits: HookRateLimits | undefined;
+  private running: StartOptions | undefined;
+
+  constructor(
+    readonly config: Config,
+    readonly log: Logger,
+    readonly db: Database,
+    readonly redis: RedisClient | undefined,
+    private readonly ownsDatabase: boolean,
+  ) {
+    this.workspaces = new WorkspacesService(db);
+    this.channels = new ChannelsService(db, config.publicBaseUrl);
+    this.ingest = new IngestService(db, config.bodyLimitBytes);
+    this.events = new EventsService(db);
+    this.admins = new AdminsService(db);
+    this.sessions = new SessionsService(db, config.sessionTtlHours);
+    this.apiKeys = new ApiKeysService(db, {
+      adminApiKey: config.adminApiKey,
+      defaultWorkspaceId: () => this.defaultWorkspaceId,
+    });
+    const background = config.role !== 'web';
+    this.worker = background ? createWorker(this) : undefined;
+    this.retention = background ? createEventsRetention(this) : undefined;
+  }
+
+  /** The workspace ADMIN_API_KEY manages and the first admin joins; known once started. */
+  get defaultWorkspaceId(): string {
+    if (this.defaultWorkspace === undefined) throw new Error('the context has not been started');
+    return this.defaultWorkspace;
+  }
+
+  /** The receiver's rate limits; made at start, as the Redis store needs a connected client. */
+  get hookLimits(): HookRateLimits {
+    if (this.limits === undefined) throw new Error('the context has not been started');
+    return this.limits;
+  }
+
+  /** For `GET /metrics`: the queue figures, read from the database. */
+  readonly readQueueStats = (): Promise<QueueStats> => queueStats(this.db);
+
+  async start(options: StartOptions = {}): Promise<void> {
+    const { config, log } = this;
+    const applied = await migrate(this.db);
+    if (applied.length) log.info({ applied }, 'database migrated');
+    this.defaultWorkspace = (await this.workspaces.ensureDefault(config.defaultChatQuota)).id;
+    await this.redis?.connect();
+    this.limits = createHookRateLimits(config, this.redis, log);
+    const serving = config.role !== 'worker';
+    // Only processes that serve the panel need someone able to sign in to it.
+    if (serving) await createFirstAdmin(this.admins, config, this.defaultWorkspaceId, log);
+    if (serving) await this.ingest.start();
+    if (options.background ?? true) {
+      await this.worker?.start();
+      this.retention?.start();
+    }
+    this.running = options;
+  }
+
+  /** Stops the background work (letting the worker finish or give back its events), then closes. */
+  async stop(): Promise<void> {
+    if (this.running?.background ?? true) {
+      await this.worker?.stop();
+      await this.retention?.stop();
+    }
+    await this.ingest.stop();
+    if (this.redis?.isOpen) await this.redis.quit().catch(() => undefined);
+    if (this.ownsDatabase) await this.db.close();
+  }
+}
+
+/** Opens the database (unless given one) and builds the context around it; nothing is started. */
 export async function createContext(
   config: Config,
   options: ContextOptions = {},
@@ -54,43 +134,6 @@ export async function createContext(
   const db =
     options.db ??
     (await openDatabase(config, (error) => log.warn({ err: error }, 'database connection lost')));
-  try {
-    const applied = await migrate(db);
-    if (applied.length) log.info({ applied }, 'database migrated');
-    const workspaces = new WorkspacesService(db);
-    const defaultWorkspace = await workspaces.ensureDefault(config.defaultChatQuota);
-    const redis = config.redisUrl ? await connectRedis(config.redisUrl, log) : undefined;
-    const metrics = new Metrics();
-    const admins = new AdminsService(db);
-    // Only processes that serve the panel need someone able to sign in to it.
-    if (config.role !== 'worker') await createFirstAdmin(admins, config, defaultWorkspace.id, log);
-    const ingest = new IngestService(db, config.bodyLimitBytes);
-    if (config.role !== 'worker') await ingest.start();
-    return {
-      config,
-      log,
-      db,
-      redis,
-      defaultWorkspaceId: defaultWorkspace.id,
-      workspaces,
-      channels: new ChannelsService(db, config.publicBaseUrl),
-      ingest,
-      hookLimits: createHookRateLimits(config, redis, log),
-      events: new EventsService(db),
-      metrics,
-      admins,
-      sessions: new SessionsService(db, config.sessionTtlHours),
-      apiKeys: new ApiKeysService(db),
-      extraApiRoutes: [],
-    };
-  } catch (error) {
-    if (!options.db) await db.close().catch(() => undefined);
-    throw error;
-  }
-}
-
-export async function closeContext(ctx: AppContext): Promise<void> {
-  await ctx.ingest.stop();
-  await ctx.redis?.quit().catch(() => undefined);
-  await ctx.db.close();
+  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+  return new AppContext(config, log, db, redis, !options.db);
 }

@@ -1,25 +1,27 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError, loadConfig, type Config } from './config.js';
 import { createApp, createOpsApp } from './app.js';
-import { closeContext, createContext } from './context.js';
-import { createEventsRetention } from './events/events-retention.js';
-import { createWorker } from './worker/create-worker.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createContext } from './context.js';
 
 /**
- * Entry point: config → context → app → listen, and the worker and event retention unless ROLE=web;
- * on SIGTERM/SIGINT, shut down in order. A ROLE=worker process serves only /healthz, /readyz and
- * /metrics.
+ * Entry point: config → context → start → listen → signals. On SIGTERM/SIGINT: stop accepting,
+ * let in-flight requests finish, then stop the context (worker, retention, database).
+ * A ROLE=worker process serves only /healthz, /readyz and /metrics.
  */
 async function main(): Promise<void> {
   const config = readConfigOrExit();
   const ctx = await createContext(config);
-  const app = config.role === 'worker' ? createOpsApp(ctx) : createApp(ctx);
-  const worker = config.role === 'web' ? undefined : createWorker(ctx);
-  const retention = config.role === 'web' ? undefined : createEventsRetention(ctx);
-  const server = await listen(app, config);
-  await worker?.start();
-  retention?.start();
+  try {
+    await ctx.start();
+  } catch (error) {
+    await ctx.stop().catch(() => undefined);
+    throw error;
+  }
+  const server = await listen(
+    config.role === 'worker' ? createOpsApp(ctx) : createApp(ctx),
+    config,
+  );
   const { port } = server.address() as AddressInfo;
   ctx.log.info(
     { port, host: config.host, role: config.role, database: ctx.db.kind },
@@ -31,12 +33,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
-    // Stop accepting, let in-flight requests finish, let the worker finish (or give back) the
-    // events it holds, then close the database they all use.
     await stopAccepting(server, SHUTDOWN_GRACE_MS);
-    await worker?.stop();
-    await retention?.stop();
-    await closeContext(ctx);
+    await ctx.stop();
     ctx.log.info('stopped');
     process.exit(0);
   };

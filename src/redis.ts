@@ -3,8 +3,11 @@ import type { Logger } from './logger.js';
 
 export type RedisClient = ReturnType<typeof createClient>;
 
-/** Connects to Redis; a lost connection is retried in the background and logged, never fatal. */
-export async function connectRedis(url: string, log: Logger): Promise<RedisClient> {
+/**
+ * A Redis client, not yet connected (`connect()` is the caller's, at start-up). A lost connection
+ * is retried in the background and logged, never fatal.
+ */
+export function createRedis(url: string, log: Logger): RedisClient {
   const client = createClient({
     url,
     socket: { reconnectStrategy: (retries) => Math.min(retries * 100, 2_000) },
@@ -15,6 +18,5 @@ export async function connectRedis(url: string, log: Logger): Promise<RedisClien
   client.on('error', (error: Error) =>
     log.warn({ err: { message: error.message } }, 'redis connection error'),
   );
-  await client.connect();
   return client;
 }

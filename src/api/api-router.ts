@@ -1,26 +1,29 @@
 import express, { Router } from 'express';
+import type { ChannelsService } from '../channels/channels-service.js';
+import type { EventsService } from '../events/events-service.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
-import type { AppContext } from '../context.js';
 import { eventsRoutes } from '../events/events-routes.js';
 import { notFound } from '../errors.js';
+import type { ApiKeysService } from '../workspaces/api-keys-service.js';
+import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
 import { requireApiKey } from './api-auth.js';
 
+export interface ApiServices {
+  apiKeys: ApiKeysService;
+  workspaces: WorkspacesService;
+  channels: ChannelsService;
+  events: EventsService;
+}
+
 /** The management API under `/api/v1`: bearer-key auth, JSON in and out, problem+json errors. */
-export function apiRouter(ctx: AppContext): Router {
+export function apiRouter(services: ApiServices): Router {
   const router = Router();
   router.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
-  router.use(
-    requireApiKey({
-      db: ctx.db,
-      adminApiKey: ctx.config.adminApiKey,
-      defaultWorkspaceId: ctx.defaultWorkspaceId,
-    }),
-  );
-  router.use(workspaceRoutes(ctx.workspaces));
-  router.use(channelsRoutes(ctx.channels));
-  router.use(eventsRoutes(ctx.events));
-  for (const routes of ctx.extraApiRoutes) router.use(routes);
+  router.use(requireApiKey(services.apiKeys));
+  router.use(workspaceRoutes(services.workspaces));
+  router.use(channelsRoutes(services.channels));
+  router.use(eventsRoutes(services.events));
   router.use(() => {
     throw notFound('This API path');
   });

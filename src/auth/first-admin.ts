@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
+import { newToken } from '../secrets.js';
 import type { AdminsService } from './admins-service.js';
 
 /** The sign-in name of the admin created when ADMIN_EMAIL is not set. */
@@ -32,7 +32,7 @@ export async function createFirstAdmin(
     if (admin) log.info({ adminEmail: admin.email }, 'first panel admin created from ADMIN_EMAIL');
     return;
   }
-  const password = randomBytes(18).toString('base64url');
+  const password = newToken(144);
   const admin = await admins.createFirst(GENERATED_ADMIN_EMAIL, password, defaultWorkspaceId);
   if (!admin) return;
   const file = resolve(join(config.dataDir, INITIAL_PASSWORD_FILE));

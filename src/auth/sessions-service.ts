@@ -1,5 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import { newToken, sha256Hex } from '../secrets.js';
 import * as repo from './sessions-repo.js';
 
 /** A one-time notice shown on the next page, such as "Channel saved." */
@@ -16,8 +16,6 @@ export interface PanelSession {
   flash: Flash | undefined;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
-
 /** Panel sign-in sessions, kept in the database so that every instance knows them. */
 export class SessionsService {
   constructor(
@@ -28,19 +26,19 @@ export class SessionsService {
   /** Opens a session and returns the cookie value; only its hash is stored. */
   async start(adminId: string, workspaceId: string | null): Promise<string> {
     await repo.deleteExpiredSessions(this.db);
-    const token = randomBytes(32).toString('base64url');
+    const token = newToken(256);
     await repo.insertSession(this.db, {
-      tokenHash: hashToken(token),
+      tokenHash: sha256Hex(token),
       adminId,
       workspaceId,
-      csrfToken: randomBytes(32).toString('base64url'),
+      csrfToken: newToken(256),
       ttlHours: this.ttlHours,
     });
     return token;
   }
 
   async resume(token: string, takeFlash: boolean): Promise<PanelSession | undefined> {
-    const row = await repo.resumeSession(this.db, hashToken(token), this.ttlHours, takeFlash);
+    const row = await repo.resumeSession(this.db, sha256Hex(token), this.ttlHours, takeFlash);
     if (!row) return undefined;
     return {
       id: row.id,
@@ -52,7 +50,7 @@ export class SessionsService {
   }
 
   end(token: string): Promise<void> {
-    return repo.deleteSession(this.db, hashToken(token));
+    return repo.deleteSession(this.db, sha256Hex(token));
   }
 
   endOthers(session: PanelSession): Promise<void> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROW_ID } from '../secrets.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 // An empty template is allowed: its events are kept and end `skipped` without an AI call.
@@ -16,7 +17,7 @@ export const updateChannelSchema = z.strictObject({
   enabled: z.boolean().optional(),
 });
 
-export const channelIdSchema = z.string().regex(/^[1-9]\d{0,17}$/, 'must be a channel id');
+export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
 
 export type CreateChannel = z.infer<typeof createChannelSchema>;
 export type UpdateChannel = z.infer<typeof updateChannelSchema>;

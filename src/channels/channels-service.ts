@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js';
 import { notFound } from '../errors.js';
+import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
 import type { CreateChannel, UpdateChannel } from './channels-schemas.js';
 import { hashWebhookToken, newWebhookToken } from './webhook-token.js';
@@ -53,6 +54,11 @@ export class ChannelsService {
   async list(workspaceId: string): Promise<Channel[]> {
     const rows = await repo.listChannels(this.db, workspaceId);
     return rows.map((row) => this.toChannel(row));
+  }
+
+  /** Each channel's activity today, by channel id, for the channel list. */
+  activity(workspaceId: string): Promise<Map<string, ChannelStats>> {
+    return channelStats(this.db, workspaceId);
   }
 
   async get(workspaceId: string, id: string): Promise<Channel> {

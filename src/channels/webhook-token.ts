@@ -1,12 +1,12 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { newToken, sha256Hex } from '../secrets.js';
 
 /** 192 random bits, URL-safe: the secret path segment of a channel's webhook URL. */
 export function newWebhookToken(): string {
-  return randomBytes(24).toString('base64url');
+  return newToken(192);
 }
 
 export function hashWebhookToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+  return sha256Hex(token);
 }
 
 /** Anything else cannot be a token we issued, so it is refused before touching the database. */

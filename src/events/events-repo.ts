@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
+import { FINISHED_STATUSES, sqlStatusList } from './event-states.js';
 
 export interface EventRow {
   id: string;
@@ -132,7 +133,7 @@ export async function deleteExpiredEvents(
        select id, received_at from events
        where workspace_id = $1 and received_at < $2
          and (received_at, id) > ($3::timestamptz, $4::bigint)
-         and status in ('replied', 'skipped', 'failed', 'rejected')
+         and status in ${sqlStatusList(FINISHED_STATUSES)}
        order by received_at, id
        limit $5
        for update skip locked

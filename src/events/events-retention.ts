@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import {
@@ -114,7 +114,11 @@ export class EventsRetention {
 }
 
 /** Retention as configured, or undefined when events are kept forever (EVENT_RETENTION_DAYS unset or 0). */
-export function createEventsRetention(ctx: AppContext): EventsRetention | undefined {
+export function createEventsRetention(ctx: {
+  config: Pick<Config, 'eventRetentionDays'>;
+  db: Queryable;
+  log: Logger;
+}): EventsRetention | undefined {
   const days = ctx.config.eventRetentionDays;
   if (days === 0) return undefined;
   return new EventsRetention({ db: ctx.db, log: ctx.log, retentionDays: days });

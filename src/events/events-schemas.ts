@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import {
-  EVENT_STATUSES,
-  isStorableTime,
-  MAX_PAGE_SIZE,
-  type EventFilter,
-} from './events-service.js';
+import { ROW_ID } from '../secrets.js';
+import { EVENT_STATUSES } from './event-states.js';
+import { isStorableTime, MAX_PAGE_SIZE, type EventFilter } from './events-service.js';
 
 /** An ISO 8601 instant (with Z or an offset) or a date, which means its midnight UTC. */
 const instant = z
@@ -15,10 +12,7 @@ const instant = z
 /** `GET /api/v1/events` query; a parameter given twice, or not listed here, is a 400. */
 export const listEventsQuerySchema = z
   .strictObject({
-    channel_id: z
-      .string()
-      .regex(/^[1-9]\d{0,17}$/, 'must be a channel id')
-      .optional(),
+    channel_id: z.string().regex(ROW_ID, 'must be a channel id').optional(),
     status: z.enum(EVENT_STATUSES).optional(),
     from: instant.optional(),
     to: instant.optional(),

@@ -2,16 +2,9 @@ import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
+import { ROW_ID } from '../secrets.js';
 
-export const EVENT_STATUSES = [
-  'pending',
-  'processing',
-  'replied',
-  'skipped',
-  'failed',
-  'rejected',
-] as const;
-export type EventStatus = (typeof EVENT_STATUSES)[number];
+import type { EventStatus } from './event-states.js';
 
 /** An event as the API and Brain Logs show it. */
 export interface EventJson {
@@ -49,7 +42,6 @@ export interface EventPage {
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
-const ID = /^[1-9]\d{0,17}$/;
 
 /** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
 export class EventsService {
@@ -80,7 +72,7 @@ export class EventsService {
       }
     }
     // A channel id that cannot exist matches nothing, like an unknown one.
-    if (filter.channelId !== undefined && !ID.test(filter.channelId))
+    if (filter.channelId !== undefined && !ROW_ID.test(filter.channelId))
       return { data: [], next_cursor: null };
     const rows = await repo.listEvents(this.db, {
       workspaceId,
@@ -105,7 +97,7 @@ export class EventsService {
 
   /** @throws AppError 404 when the event does not exist in this workspace. */
   async get(workspaceId: string, id: string): Promise<EventJson> {
-    const row = ID.test(id) ? await repo.findEvent(this.db, workspaceId, id) : undefined;
+    const row = ROW_ID.test(id) ? await repo.findEvent(this.db, workspaceId, id) : undefined;
     if (!row) throw notFound('This event');
     return toEventJson(row);
   }

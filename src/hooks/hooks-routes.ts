@@ -4,9 +4,18 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
 import { hookErrors } from './hook-errors.js';
-import type { IngestService } from './ingest-service.js';
+import type { IngestService, ReceivingChannel } from './ingest-service.js';
 import type { HookRateLimits } from './rate-limits.js';
 import { readBody } from './read-body.js';
+
+/** What the receiver's steps hand on to each other in `res.locals`. */
+export interface HookLocals extends Record<string, unknown> {
+  channel: ReceivingChannel;
+  /** The stored (or rejected) event's id, for the request log. */
+  eventId?: string;
+}
+
+type HookHandler = RequestHandler<{ token: string }, unknown, unknown, unknown, HookLocals>;
 
 /**
  * `POST /hooks/:token` (mounted at `/hooks`). The middleware order is the order of the checks senders can rely on:
@@ -26,17 +35,21 @@ export function hooksRouter(
     next();
   };
 
-  const findChannel: RequestHandler = async (req, res, next) => {
-    const token = String(req.params.token);
+  const findChannel: HookHandler = async (req, res, next) => {
+    const { token } = req.params;
     const channel = WEBHOOK_TOKEN_SHAPE.test(token) ? await ingest.findChannel(token) : undefined;
     if (!channel) throw hookErrors.channelNotFound();
     res.locals.channel = channel;
     next();
   };
 
-  const receive: RequestHandler = async (req, res) => {
-    const body = await readBody(req, bodyLimitBytes);
-    const outcome = await ingest.ingest(res.locals.channel, req.headers['content-type'], body);
+  const receive: HookHandler = async (req, res) => {
+    const outcome = await ingest.receive({
+      channel: res.locals.channel,
+      headers: req.headers,
+      body: await readBody(req, bodyLimitBytes),
+      senderIp: req.ip,
+    });
     res.locals.eventId = outcome.eventId;
     if (!outcome.accepted) throw outcome.error;
     metrics.eventsReceived.inc();

@@ -10,12 +10,13 @@ export interface ReceivingChannel {
 
 export async function findReceivingChannel(
   db: Queryable,
-  tokenHash: string,
+  by: { tokenHash: string } | { id: string },
 ): Promise<ReceivingChannel | undefined> {
+  const [column, value] = 'id' in by ? ['id', by.id] : ['webhook_token_hash', by.tokenHash];
   const { rows } = await db.query<ReceivingChannel>(
     `select id, workspace_id, enabled, webhook_token_hash from channels
-     where webhook_token_hash = $1 and deleted_at is null`,
-    [tokenHash],
+     where ${column} = $1 and deleted_at is null`,
+    [value],
   );
   return rows[0];
 }

@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import contentType from 'content-type';
 import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
@@ -7,9 +8,20 @@ import { ChannelCache } from './channel-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { hookErrors } from './hook-errors.js';
 import * as repo from './ingest-repo.js';
-import type { BodyResult } from './read-body.js';
+import { limitBody, type BodyResult } from './read-body.js';
 
 export type { ReceivingChannel } from './ingest-repo.js';
+
+/** One webhook request, from the route or from the panel's "send test event". */
+export interface IncomingWebhook {
+  /** The channel of the request's token (see `findChannel`). */
+  channel: repo.ReceivingChannel;
+  headers: IncomingHttpHeaders;
+  /** As read from the request (see `readBody`), or whole bytes to be held to the body limit. */
+  body: BodyResult | Buffer;
+  /** The sender's address as TRUST_PROXY resolves it; undefined for the panel's test events. */
+  senderIp: string | undefined;
+}
 
 export type IngestOutcome =
   | { accepted: true; eventId: string }
@@ -63,17 +75,27 @@ export class IngestService {
     const tokenHash = hashWebhookToken(token);
     const cached = this.cache.get(tokenHash);
     if (cached) return cached;
-    const channel = await repo.findReceivingChannel(this.db, tokenHash);
+    const channel = await repo.findReceivingChannel(this.db, { tokenHash });
     if (channel) this.cache.set(channel);
     return channel;
   }
 
-  /** Runs the checks that need the body (disabled, size, media type, JSON, object, quota) in order. */
-  async ingest(
-    channel: repo.ReceivingChannel,
-    mediaType: string | undefined,
-    body: BodyResult,
-  ): Promise<IngestOutcome> {
+  /** The receiving side of a channel the caller already knows by id (the panel). */
+  findChannelById(channelId: string): Promise<repo.ReceivingChannel | undefined> {
+    return repo.findReceivingChannel(this.db, { id: channelId });
+  }
+
+  /**
+   * The one entry for a webhook whose token and rate limits have been checked: runs the checks
+   * that need the body (disabled, size, media type, JSON, object, quota) in order and stores
+   * what it decides.
+   */
+  async receive(webhook: IncomingWebhook): Promise<IngestOutcome> {
+    const { channel } = webhook;
+    const body = Buffer.isBuffer(webhook.body)
+      ? limitBody(webhook.body, this.bodyLimitBytes)
+      : webhook.body;
+    const mediaType = webhook.headers['content-type'];
     if (!channel.enabled) return this.reject(channel, body, hookErrors.channelDisabled());
     if (body.tooLarge)
       return this.reject(channel, body, hookErrors.payloadTooLarge(this.bodyLimitBytes));

@@ -25,12 +25,17 @@ export function readBody(req: IncomingMessage, limit: number): Promise<BodyResul
     });
     req.on('end', () => {
       const all = Buffer.concat(chunks);
-      resolve(
-        tooLarge
-          ? { tooLarge: true, head: all.subarray(0, OVERSIZE_HEAD_BYTES) }
-          : { tooLarge: false, bytes: all },
-      );
+      resolve(tooLarge ? oversized(all) : { tooLarge: false, bytes: all });
     });
     req.on('error', reject);
   });
+}
+
+/** A body given whole (the panel's test event), held to the same limit as a request's. */
+export function limitBody(bytes: Buffer, limit: number): BodyResult {
+  return bytes.length > limit ? oversized(bytes) : { tooLarge: false, bytes };
+}
+
+function oversized(bytes: Buffer): BodyResult {
+  return { tooLarge: true, head: bytes.subarray(0, OVERSIZE_HEAD_BYTES) };
 }

@@ -1,8 +1,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { Queryable } from '../db/database.js';
-import { queueStats } from '../worker/queue-stats.js';
 
-export type ReplyOutcome = 'replied' | 'skipped' | 'failed' | 'retried';
+/** What the queue gauges show; read from the database by the worker's queue statements. */
+export interface QueueStats {
+  pending: number;
+  processing: number;
+  /** Seconds since the oldest pending event arrived; 0 when none is pending. */
+  oldestPendingAgeSeconds: number;
+}
+
+import type { ReplyOutcomeStatus } from '../events/event-states.js';
+
+/** How the worker left an event: finished, or put back for another attempt. */
+export type ReplyOutcome = ReplyOutcomeStatus | 'retried';
 
 /**
  * The service's Prometheus metrics, on a registry of their own (not prom-client's global one),
@@ -58,9 +67,8 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  /** Reads the queue gauges from the database (one query); called just before each scrape. */
-  async refreshQueue(db: Queryable): Promise<void> {
-    const stats = await queueStats(db);
+  /** Sets the queue gauges; called just before each scrape with figures read from the database. */
+  showQueue(stats: QueueStats): void {
     this.queueDepth.set({ status: 'pending' }, stats.pending);
     this.queueDepth.set({ status: 'processing' }, stats.processing);
     this.oldestPendingAge.set(stats.oldestPendingAgeSeconds);

@@ -1,11 +1,11 @@
 import { Router } from 'express';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { formField, signedIn } from './panel-auth.js';
 
 const MIN_PASSWORD_LENGTH = 8;
 
 /** `/account`: the signed-in admin's own settings. */
-export function accountPages(ctx: AppContext): Router {
+export function accountPages(ctx: PanelServices): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'account';

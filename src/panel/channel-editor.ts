@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Channel } from '../channels/channels-service.js';
-import type { AppContext } from '../context.js';
-import { OVERSIZE_HEAD_BYTES, type BodyResult } from '../hooks/read-body.js';
+import type { PanelServices } from './panel-services.js';
 import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { formField, workspaceId } from './panel-auth.js';
@@ -32,7 +31,7 @@ interface EditorExtras {
 const RECENT_EVENTS = 20;
 
 /** The channel editor page: settings, live template preview, test events and the sender guide. */
-export function channelEditor(ctx: AppContext) {
+export function channelEditor(ctx: PanelServices) {
   const show = async (
     res: Response,
     channel: Channel,
@@ -105,18 +104,17 @@ export function channelEditor(ctx: AppContext) {
   const sendTestEvent = async (req: Request, res: Response, channel: Channel) => {
     const form = formOf(req.body, channel);
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(channel.template);
-    const token = channel.webhook_url.slice(channel.webhook_url.lastIndexOf('/') + 1);
-    const receiving = await ctx.ingest.findChannel(token);
+    const receiving = await ctx.ingest.findChannelById(channel.id);
     if (!receiving) {
       const errors = { sample: 'The channel changed meanwhile; reload the page.' };
       return show(res, channel, form, { status: 409, errors });
     }
-    const bytes = Buffer.from(sample, 'utf8');
-    const body: BodyResult =
-      bytes.length > ctx.config.bodyLimitBytes
-        ? { tooLarge: true, head: bytes.subarray(0, OVERSIZE_HEAD_BYTES) }
-        : { tooLarge: false, bytes };
-    const outcome = await ctx.ingest.ingest(receiving, 'application/json', body);
+    const outcome = await ctx.ingest.receive({
+      channel: receiving,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.from(sample, 'utf8'),
+      senderIp: undefined,
+    });
     const testOutcome: TestOutcome = outcome.accepted
       ? { accepted: true, status: 200, code: undefined, eventId: outcome.eventId }
       : {

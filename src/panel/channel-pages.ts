@@ -1,7 +1,6 @@
 import { Router } from 'express';
-import { channelStats } from '../channels/channel-stats-repo.js';
 import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { channelEditor } from './channel-editor.js';
 import { fieldErrors, pathId, textareaText } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
@@ -10,7 +9,7 @@ const STARTER_TEMPLATE =
   'New order {{order.id}} from {{customer.name}}: write a short, friendly confirmation.';
 
 /** The Channels area: list, create, edit, enable/disable, regenerate the URL, delete. */
-export function channelPages(ctx: AppContext): Router {
+export function channelPages(ctx: PanelServices): Router {
   const router = Router();
   const editor = channelEditor(ctx);
   router.use((_req, res, next) => {
@@ -20,7 +19,7 @@ export function channelPages(ctx: AppContext): Router {
 
   router.get('/', async (_req, res) => {
     const ws = workspaceId(res);
-    const [channels, stats] = await Promise.all([ctx.channels.list(ws), channelStats(ctx.db, ws)]);
+    const [channels, stats] = await Promise.all([ctx.channels.list(ws), ctx.channels.activity(ws)]);
     res.render('channels/index', {
       title: 'Channels',
       channels: channels.map((channel) => ({

@@ -1,4 +1,5 @@
-import { EVENT_STATUSES, type EventFilter, type EventStatus } from '../events/events-service.js';
+import { isEventStatus } from '../events/event-states.js';
+import type { EventFilter } from '../events/events-service.js';
 import { dateTimeLocalValue } from './format.js';
 
 /** The Brain Logs filter as the page shows it: every value is the text of its form field. */
@@ -55,8 +56,7 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
   }
   if (form.channel) filter.channelId = form.channel;
   if (form.status) {
-    if ((EVENT_STATUSES as readonly string[]).includes(form.status))
-      filter.status = form.status as EventStatus;
+    if (isEventStatus(form.status)) filter.status = form.status;
     else problems.push(`There is no status “${form.status}”; showing every status.`);
   }
   for (const bound of ['from', 'to'] as const) {

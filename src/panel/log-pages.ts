@@ -1,8 +1,9 @@
 import { Router } from 'express';
 import type { Channel } from '../channels/channels-service.js';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { notFound } from '../errors.js';
-import { EVENT_STATUSES, type EventJson } from '../events/events-service.js';
+import { EVENT_STATUSES } from '../events/event-states.js';
+import type { EventJson } from '../events/events-service.js';
 import { logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
 import { workspaceId } from './panel-auth.js';
 import { prettyPayload } from './pretty-json.js';
@@ -49,7 +50,7 @@ function eventView(event: EventJson, channels: Map<string, Channel>, limit: numb
 }
 
 /** Brain Logs: the events of the current workspace, newest first, with filters and keyset pages. */
-export function logPages(ctx: AppContext): Router {
+export function logPages(ctx: PanelServices): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'logs';

@@ -1,17 +1,17 @@
-import { randomBytes } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
 import { localPath } from './local-path.js';
-import { checkCsrf, formField, requireAdmin, sameSecret } from './panel-auth.js';
+import { newToken, sameSecret } from '../secrets.js';
+import { checkCsrf, formField, requireAdmin } from './panel-auth.js';
 
 const LOGIN_WINDOW_MS = 15 * 60_000;
 const LOGIN_FAILURES_ALLOWED = 10;
 
 /** `/login` and `/logout`. */
-export function loginPages(ctx: AppContext, cookies: PanelCookies): Router {
+export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
   const router = Router();
 
   const showLogin = (
@@ -23,7 +23,7 @@ export function loginPages(ctx: AppContext, cookies: PanelCookies): Router {
     // One token per browser until it signs in, so several open sign-in tabs all work.
     let token = readCookie(req, cookies.login);
     if (!token) {
-      token = randomBytes(32).toString('base64url');
+      token = newToken(256);
       setCookie(res, cookies, cookies.login, token);
     }
     res.set('Cache-Control', 'no-store');

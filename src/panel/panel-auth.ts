@@ -1,10 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { AppError } from '../errors.js';
-import type { Admin, Membership } from './admins-service.js';
+import type { Admin, Membership } from '../auth/admins-service.js';
 import { clearCookie, readCookie, type PanelCookies } from './cookies.js';
-import type { PanelSession } from './sessions-service.js';
+import type { PanelSession } from '../auth/sessions-service.js';
+import { sameSecret } from '../secrets.js';
 
 /** What every signed-in page knows; also in `res.locals` for the views. */
 export interface SignedIn {
@@ -28,7 +28,7 @@ export function workspaceId(res: Response): string {
 }
 
 /** Resumes the session from its cookie, or sends the browser to the sign-in page. */
-export function requireAdmin(ctx: AppContext, cookies: PanelCookies): RequestHandler {
+export function requireAdmin(ctx: PanelServices, cookies: PanelCookies): RequestHandler {
   return async (req, res, next) => {
     const token = readCookie(req, cookies.session);
     // Only a page view uses up the one-time notice; form posts redirect to the page that shows it.
@@ -76,12 +76,6 @@ export const checkCsrf: RequestHandler = (req, res, next) => {
     throw csrfRefused();
   next();
 };
-
-/** Constant-time comparison of two secrets of any length. */
-export function sameSecret(a: string, b: string): boolean {
-  const digest = (text: string) => createHash('sha256').update(text).digest();
-  return a.length > 0 && timingSafeEqual(digest(a), digest(b));
-}
 
 /** A text field of a parsed form; absent or repeated fields read as the empty string. */
 export function formField(body: unknown, name: string): string {

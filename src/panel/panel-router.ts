@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import helmet from 'helmet';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { publicDir } from '../paths.js';
 import { accountPages } from './account-pages.js';
 import { channelPages } from './channel-pages.js';
@@ -18,7 +18,7 @@ const FORM_OVERHEAD_BYTES = 256 * 1024;
  * The management panel: server-rendered pages that use the same services as the API. Mounted after
  * /hooks and /api; paths it does not know fall through to the app's 404.
  */
-export function panelRouter(ctx: AppContext): Router {
+export function panelRouter(ctx: PanelServices): Router {
   const router = Router();
   const https = ctx.config.publicBaseUrl.startsWith('https:');
   const cookies = panelCookies(ctx.config);

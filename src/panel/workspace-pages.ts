@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import type { AppContext } from '../context.js';
+import type { PanelServices } from './panel-services.js';
 import { notFound } from '../errors.js';
 import { workspacePatchSchema } from '../workspaces/workspaces-schemas.js';
 import { fieldErrors, pathId, type FieldErrors } from './forms.js';
@@ -14,7 +14,7 @@ const workspaceName = z
   .max(200, 'must be at most 200 characters');
 
 /** `/workspace`: quota, usage and API keys of the current workspace; switching workspaces. */
-export function workspacePages(ctx: AppContext): Router {
+export function workspacePages(ctx: PanelServices): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'workspace';
@@ -117,7 +117,7 @@ export function workspacePages(ctx: AppContext): Router {
 }
 
 /** `/workspaces/new`: an admin creates a workspace and becomes its first member. */
-export function newWorkspacePages(ctx: AppContext): Router {
+export function newWorkspacePages(ctx: PanelServices): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'workspace';

@@ -1,9 +1,19 @@
 import { createAiProvider } from '../ai/create-provider.js';
-import type { AppContext } from '../context.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
-/** A worker configured from the context; tests override single options (a second database, an id). */
-export function createWorker(ctx: AppContext, overrides: Partial<WorkerOptions> = {}): Worker {
+export interface WorkerDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  metrics: Metrics;
+}
+
+/** A worker configured from the config; tests override single options (a second database, an id). */
+export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> = {}): Worker {
   const { config } = ctx;
   return new Worker({
     db: ctx.db,

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { AiError, type AiProvider } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { parsePayload, renderTemplate } from '../template/index.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import { finishEvent, type FinalOutcome } from './queue-finish.js';
@@ -23,7 +23,7 @@ export interface ProcessDeps {
 }
 
 /** What became of a claimed event; `lost` means another worker had taken it over. */
-export type ProcessOutcome = 'replied' | 'skipped' | 'failed' | 'retried' | 'released' | 'lost';
+export type ProcessOutcome = ReplyOutcome | 'released' | 'lost';
 
 /**
  * Answers one claimed event: renders the channel's template with the payload, asks the AI, and

@@ -1,9 +1,11 @@
 import type { Queryable } from '../db/database.js';
+import type { ReplyOutcomeStatus } from '../events/event-states.js';
 
-export type FinalOutcome =
+export type FinalOutcome = (
   | { status: 'replied'; reply: string }
   | { status: 'skipped'; prompt: string }
-  | { status: 'failed'; error: string; prompt?: string };
+  | { status: 'failed'; error: string; prompt?: string }
+) & { status: ReplyOutcomeStatus };
 
 /**
  * Ends an event for good and clears its lease. Matching on `locked_by` as well as the id is

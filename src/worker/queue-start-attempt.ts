@@ -20,8 +20,7 @@ export async function startAttempt(
     `update events set
        attempts = attempts + 1,
        prompt = $3,
-       locked_until = now() + $4::integer * interval '1 millisecond',
-       run_at = now() + $4::integer * interval '1 millisecond'
+       locked_until = now() + $4::integer * interval '1 millisecond'
      where id = $1 and locked_by = $2 and status = 'processing'
      returning attempts`,
     [eventId, workerId, prompt, leaseMs],

@@ -1,11 +1,6 @@
 import type { Queryable } from '../db/database.js';
-
-export interface QueueStats {
-  pending: number;
-  processing: number;
-  /** Seconds since the oldest pending event arrived; 0 when none is pending. */
-  oldestPendingAgeSeconds: number;
-}
+import { sqlStatusList, UNFINISHED_STATUSES } from '../events/event-states.js';
+import type { QueueStats } from '../metrics/metrics.js';
 
 /** One pass over the unfinished events only (the partial queue index), for the metrics scrape. */
 export async function queueStats(db: Queryable): Promise<QueueStats> {
@@ -15,7 +10,7 @@ export async function queueStats(db: Queryable): Promise<QueueStats> {
        count(*) filter (where status = 'processing') as processing,
        extract(epoch from now() - min(received_at) filter (where status = 'pending'))::float8 as oldest
      from events
-     where status in ('pending', 'processing')`,
+     where status in ${sqlStatusList(UNFINISHED_STATUSES)}`,
   );
   const row = rows[0];
   return {

@@ -49,3 +49,14 @@ export async function revokeApiKey(
   );
   return rowCount > 0;
 }
+
+/** The workspace a live key manages (marking the key used), or undefined. */
+export async function useApiKey(db: Queryable, keyHash: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ workspace_id: string }>(
+    `update api_keys set last_used_at = now()
+     where key_hash = $1 and revoked_at is null
+     returning workspace_id`,
+    [keyHash],
+  );
+  return rows[0]?.workspace_id;
+}

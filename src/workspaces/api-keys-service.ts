@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { sha256 } from '../api/api-auth.js';
 import type { Database } from '../db/database.js';
 import { notFound } from '../errors.js';
+import { newToken, sameSecret, sha256Hex } from '../secrets.js';
 import * as repo from './api-keys-repo.js';
 
 export interface ApiKey {
@@ -31,20 +30,37 @@ function toApiKey(row: repo.ApiKeyRow): ApiKey {
   };
 }
 
+export interface ApiKeysOptions {
+  /** ADMIN_API_KEY: manages the default workspace. */
+  adminApiKey: string | undefined;
+  /** The default workspace's id (known once the service has started). */
+  defaultWorkspaceId: () => string;
+}
+
 /**
  * Keys for the management API of one workspace. A key is shown once, when created; only its
- * SHA-256 is stored, which is what the API's bearer check looks up.
+ * SHA-256 is stored, which is what `authenticate` looks up.
  */
 export class ApiKeysService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly options: ApiKeysOptions,
+  ) {}
+
+  /** The id of the workspace this key manages, or undefined for an unknown or revoked key. */
+  async authenticate(key: string): Promise<string | undefined> {
+    const { adminApiKey, defaultWorkspaceId } = this.options;
+    if (adminApiKey && sameSecret(key, adminApiKey)) return defaultWorkspaceId();
+    return repo.useApiKey(this.db, sha256Hex(key));
+  }
 
   async create(workspaceId: string, name: string): Promise<{ key: string; apiKey: ApiKey }> {
-    const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const key = KEY_PREFIX + newToken(256);
     const row = await repo.insertApiKey(this.db, {
       workspaceId,
       name,
       prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-      keyHash: sha256(key),
+      keyHash: sha256Hex(key),
     });
     return { key, apiKey: toApiKey(row) };
   }

@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { GENERATED_ADMIN_EMAIL, INITIAL_PASSWORD_FILE } from '../../src/panel/first-admin.js';
+import { GENERATED_ADMIN_EMAIL, INITIAL_PASSWORD_FILE } from '../../src/auth/first-admin.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD, PanelClient } from './panel-client.js';
+import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD, PanelClient } from '../panel/panel-client.js';
 
 const opened: TestApp[] = [];
 const databases: TestDatabase[] = [];

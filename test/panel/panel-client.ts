@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { addMembership, insertAdmin } from '../../src/panel/admins-repo.js';
-import { hashPassword } from '../../src/panel/passwords.js';
+import { addMembership, insertAdmin } from '../../src/auth/admins-repo.js';
+import { hashPassword } from '../../src/auth/passwords.js';
 import type { TestApp } from '../support/test-app.js';
 
 export const ADMIN_EMAIL = 'admin@example.com';

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
-import { closeContext, createContext, type AppContext } from '../../src/context.js';
+import { createContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -60,6 +60,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     db: database.db,
     log: createLogger(config.logLevel, sink),
   });
+  // Tests drive the worker with runOnce() themselves: no background work.
+  await ctx.start({ background: false });
   await options.setup?.(ctx, config);
   server.on('request', createApp(ctx));
 
@@ -73,12 +75,8 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     logText: () => lines.join('\n'),
     async close() {
       await closeServer(server);
-      await ctx.ingest.stop();
-      await ctx.redis?.quit().catch(() => undefined);
-      if (ownsDatabase) {
-        await closeContext({ ...ctx, redis: undefined }).catch(() => undefined);
-        await database.drop().catch(() => undefined);
-      }
+      await ctx.stop();
+      if (ownsDatabase) await database.drop().catch(() => undefined);
     },
   };
 }

@@ -1,0 +1,56 @@
+/**
+ * The event lifecycle, in one place:
+ *
+ *   pending → processing → replied | skipped | failed
+ *                ↓
+ *             pending (a retry after a passing failure, or given back at shutdown)
+ *             processing (taken over by another worker when the lease ran out)
+ *
+ * and `rejected` for refused requests, which never enter the queue. The database's CHECK
+ * constraint, the queue statements (`src/worker/queue-*.ts`) and every filter are held to this
+ * list by test/events/event-states.test.ts.
+ */
+export const EVENT_STATUSES = [
+  'pending',
+  'processing',
+  'replied',
+  'skipped',
+  'failed',
+  'rejected',
+] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
+
+/** In the queue: waiting for a worker, or held by one. */
+export const UNFINISHED_STATUSES = ['pending', 'processing'] as const;
+export type UnfinishedStatus = (typeof UNFINISHED_STATUSES)[number];
+
+/** Done for good: nothing will change them (retention may delete them). */
+export const FINISHED_STATUSES = ['replied', 'skipped', 'failed', 'rejected'] as const;
+export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
+
+/** How the worker can end an event. */
+export const REPLY_OUTCOMES = ['replied', 'skipped', 'failed'] as const;
+export type ReplyOutcomeStatus = (typeof REPLY_OUTCOMES)[number];
+
+/** Every status change the service makes; an event is stored as `pending` or `rejected`. */
+export const EVENT_TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
+  pending: ['processing'],
+  // `processing` again: another worker takes over an event whose lease ran out.
+  processing: ['processing', 'pending', 'replied', 'skipped', 'failed'],
+  replied: [],
+  skipped: [],
+  failed: [],
+  rejected: [],
+};
+
+/** The statuses an event may be stored with by the receiver. */
+export const INITIAL_STATUSES = ['pending', 'rejected'] as const;
+
+export function isEventStatus(text: string): text is EventStatus {
+  return (EVENT_STATUSES as readonly string[]).includes(text);
+}
+
+/** A status list as an SQL literal, e.g. `('pending', 'processing')`, for `status in …`. */
+export function sqlStatusList(statuses: readonly EventStatus[]): string {
+  return `(${statuses.map((status) => `'${status}'`).join(', ')})`;
+}

@@ -1,0 +1,28 @@
+import type { AdminsService } from '../auth/admins-service.js';
+import type { SessionsService } from '../auth/sessions-service.js';
+import type { ChannelsService } from '../channels/channels-service.js';
+import type { Config } from '../config.js';
+import type { EventsService } from '../events/events-service.js';
+import type { IngestService } from '../hooks/ingest-service.js';
+import type { Logger } from '../logger.js';
+import type { RedisClient } from '../redis.js';
+import type { ApiKeysService } from '../workspaces/api-keys-service.js';
+import type { WorkspacesService } from '../workspaces/workspaces-service.js';
+
+/** What the panel's pages use: the same services as the API, plus sign-in. */
+export interface PanelServices {
+  config: Config;
+  log: Logger;
+  /** Shares the sign-in rate limit between instances, when set. */
+  redis: RedisClient | undefined;
+  admins: AdminsService;
+  sessions: SessionsService;
+  workspaces: WorkspacesService;
+  apiKeys: ApiKeysService;
+  channels: ChannelsService;
+  events: EventsService;
+  /** The receiver, for the editor's "send test event". */
+  ingest: IngestService;
+  /** The workspace ADMIN_API_KEY manages. */
+  readonly defaultWorkspaceId: string;
+}

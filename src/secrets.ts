@@ -1,0 +1,28 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The credentials the service hands out and checks: webhook tokens, API keys, session cookies,
+ * CSRF tokens. Only their SHA-256 is stored, so a copy of the database lets nobody in.
+ */
+
+/** Hex SHA-256 of a secret: what is stored and looked up instead of the secret itself. */
+export function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Constant-time comparison of two secrets of any length: both are hashed first, so the time
+ * taken says nothing about where they differ, nor about the expected secret's length.
+ */
+export function sameSecret(given: string, expected: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return given.length > 0 && timingSafeEqual(digest(given), digest(expected));
+}
+
+/** `bits` random bits (a multiple of 8), URL-safe base64. */
+export function newToken(bits: number): string {
+  return randomBytes(bits / 8).toString('base64url');
+}
+
+/** The shape of every row id the API and the panel accept: a positive bigint. */
+export const ROW_ID = /^[1-9]\d{0,17}$/;
