@@ -1,0 +1,84 @@
+import madge from 'madge';
+
+/**
+ * Fails when the imports of src/ form a cycle, between files or between the parts of the
+ * architecture: each top-level folder of src/ is one node, each file directly in src/ is its own
+ * node, and type imports count. With `--graph`, prints the part-to-part imports instead.
+ */
+const SRC = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 'src';
+
+const result = await madge(SRC, {
+  fileExtensions: ['ts'],
+  tsConfig: 'tsconfig.json',
+  detectiveOptions: { ts: { skipTypeImports: false, mixedImports: true } },
+});
+
+const files = result.obj();
+const unresolved = result.warnings().skipped;
+const partOf = (file: string) => (file.includes('/') ? `${file.split('/')[0]}/` : file);
+
+const parts = new Map<string, Set<string>>();
+for (const [file, imports] of Object.entries(files)) {
+  const from = partOf(file);
+  const edges = parts.get(from) ?? new Set<string>();
+  parts.set(from, edges);
+  for (const imported of imports) if (partOf(imported) !== from) edges.add(partOf(imported));
+}
+
+if (process.argv.includes('--graph')) {
+  for (const [part, edges] of [...parts].sort())
+    console.log(`${part} → ${[...edges].sort().join(', ')}`);
+  process.exit(0);
+}
+
+const problems: string[] = [];
+if (unresolved.length)
+  problems.push(`imports that could not be resolved: ${unresolved.join(', ')}`);
+for (const cycle of result.circular())
+  problems.push(`file cycle: ${cycle.join(' → ')} → ${cycle[0]}`);
+for (const cycle of cyclesOf(parts)) problems.push(`folder cycle: ${cycle.join(' → ')}`);
+
+if (problems.length) {
+  console.error(`Import check failed:\n- ${problems.join('\n- ')}`);
+  process.exit(1);
+}
+console.log(
+  `imports: no cycles among ${Object.keys(files).length} files in ${parts.size} parts of src/`,
+);
+
+/** The strongly connected components with more than one node (Tarjan), each as a readable cycle. */
+function cyclesOf(graph: Map<string, Set<string>>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+
+  const visit = (node: string) => {
+    index.set(node, counter);
+    low.set(node, counter++);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      let member: string;
+      do {
+        member = stack.pop()!;
+        onStack.delete(member);
+        component.push(member);
+      } while (member !== node);
+      if (component.length > 1) components.push(component.reverse());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return components;
+}
