@@ -1,0 +1,49 @@
+import ipaddr from 'ipaddr.js';
+
+type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/** Why an entry of `allowed_ips` cannot be used, or undefined when it is an IP or a CIDR range. */
+export function invalidAllowedIp(entry: string): string | undefined {
+  try {
+    parseRange(entry);
+    return undefined;
+  } catch {
+    return `"${entry}" is neither an IP address nor a CIDR range such as 203.0.113.0/24 or 2001:db8::/32`;
+  }
+}
+
+function parseRange(entry: string): Range {
+  const text = entry.trim();
+  if (text.includes('/')) return ipaddr.parseCIDR(text);
+  if (!ipaddr.isValid(text)) throw new Error('not an address');
+  const address = ipaddr.parse(text);
+  return [address, address.kind() === 'ipv4' ? 32 : 128];
+}
+
+const compiled = new WeakMap<readonly string[], Range[]>();
+
+/**
+ * Whether a sender address is inside one of the ranges; an empty list lets everyone in.
+ * IPv4 senders seen on an IPv6 socket (`::ffff:192.0.2.1`) count as their IPv4 address.
+ */
+export function isSenderAllowed(
+  allowedIps: readonly string[],
+  senderIp: string | undefined,
+): boolean {
+  if (allowedIps.length === 0) return true;
+  if (!senderIp || !ipaddr.isValid(senderIp)) return false;
+  let ranges = compiled.get(allowedIps);
+  if (!ranges) {
+    ranges = allowedIps.map(parseRange);
+    compiled.set(allowedIps, ranges);
+  }
+  const sender = ipaddr.process(senderIp);
+  return ranges.some(([network, bits]) => {
+    if (network.kind() === sender.kind()) return sender.match(network, bits);
+    // An IPv4-mapped IPv6 range (::ffff:192.0.2.0/120) holds IPv4 senders too.
+    if (sender.kind() === 'ipv4' && network.kind() === 'ipv6') {
+      return (sender as ipaddr.IPv4).toIPv4MappedAddress().match(network, bits);
+    }
+    return false;
+  });
+}

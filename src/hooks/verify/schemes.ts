@@ -1,0 +1,154 @@
+import { Webhook } from 'standardwebhooks';
+import {
+  checkTimestamp,
+  decodeSignature,
+  hmacSha256,
+  missingHeader,
+  noSignatureMatched,
+  sameSignature,
+  SignatureFailure,
+} from './signature-checks.js';
+import {
+  DEFAULT_TOLERANCE_S,
+  type VerificationScheme,
+  type VerificationSettings,
+} from './verification-settings.js';
+
+/** What a scheme looks at: the body as the sender wrote it (decoded), and the request headers. */
+export interface SignedRequest {
+  body: Buffer;
+  /** A header's value by lower-case name, or undefined when absent or empty. */
+  header(name: string): string | undefined;
+}
+
+/** Checks one request; throws SignatureFailure saying what is wrong. */
+type SchemeCheck = (request: SignedRequest, settings: VerificationSettings, secret: string) => void;
+
+const tolerance = (settings: VerificationSettings) => settings.tolerance_s ?? DEFAULT_TOLERANCE_S;
+
+function required(request: SignedRequest, name: string): string {
+  const value = request.header(name.toLowerCase());
+  if (value === undefined) throw missingHeader(name);
+  return value;
+}
+
+const WEBHOOK_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+const SVIX_NAMES = ['svix-id', 'svix-timestamp', 'svix-signature'];
+
+function signer(secret: string): Webhook {
+  try {
+    return new Webhook(secret);
+  } catch {
+    throw new SignatureFailure(
+      "This channel's secret is not a Standard Webhooks secret (whsec_...).",
+    );
+  }
+}
+
+/**
+ * Standard Webhooks (and Svix, its origin, with `svix-` header names). The package computes the
+ * signature; the timestamp is checked here so that the channel's tolerance applies.
+ */
+const standardWebhooks: SchemeCheck = (request, settings, secret) => {
+  const prefix =
+    SVIX_NAMES.some((name) => request.header(name) !== undefined) &&
+    !WEBHOOK_NAMES.some((name) => request.header(name) !== undefined)
+      ? 'svix'
+      : 'webhook';
+  const id = required(request, `${prefix}-id`);
+  const timestamp = checkTimestamp(required(request, `${prefix}-timestamp`), tolerance(settings));
+  const signatures = required(request, `${prefix}-signature`);
+  const expected = signer(secret).sign(id, new Date(timestamp * 1000), request.body);
+  const expectedBytes = decodeSignature(expected.slice('v1,'.length), 'base64');
+  const matched = signatures
+    .split(' ')
+    .map((entry) => entry.split(','))
+    .some(
+      ([version, signature]) =>
+        version === 'v1' &&
+        sameSignature(decodeSignature(signature ?? '', 'base64'), expectedBytes),
+    );
+  if (!matched) throw noSignatureMatched(`${prefix}-signature`);
+};
+
+const stripe: SchemeCheck = (request, settings, secret) => {
+  const header = required(request, 'Stripe-Signature');
+  const items = header.split(',').map((item) => {
+    const at = item.indexOf('=');
+    return [item.slice(0, at).trim(), item.slice(at + 1).trim()] as const;
+  });
+  const t = items.find(([key]) => key === 't')?.[1];
+  if (t === undefined)
+    throw new SignatureFailure('The Stripe-Signature header has no t= timestamp.');
+  checkTimestamp(t, tolerance(settings));
+  const expected = hmacSha256(secret, `${t}.`, request.body);
+  const matched = items.some(
+    ([key, value]) => key === 'v1' && sameSignature(decodeSignature(value, 'hex'), expected),
+  );
+  if (!matched) throw noSignatureMatched('Stripe-Signature');
+};
+
+const github: SchemeCheck = (request, _settings, secret) => {
+  const header = required(request, 'X-Hub-Signature-256');
+  const given = header.startsWith('sha256=')
+    ? decodeSignature(header.slice(7), 'hex')
+    : Buffer.alloc(0);
+  if (!sameSignature(given, hmacSha256(secret, request.body)))
+    throw noSignatureMatched('X-Hub-Signature-256');
+};
+
+const shopify: SchemeCheck = (request, _settings, secret) => {
+  const given = decodeSignature(required(request, 'X-Shopify-Hmac-Sha256').trim(), 'base64');
+  if (!sameSignature(given, hmacSha256(secret, request.body)))
+    throw noSignatureMatched('X-Shopify-Hmac-Sha256');
+};
+
+const slack: SchemeCheck = (request, settings, secret) => {
+  const signature = required(request, 'X-Slack-Signature');
+  const timestamp = required(request, 'X-Slack-Request-Timestamp').trim();
+  checkTimestamp(timestamp, tolerance(settings));
+  const given = signature.startsWith('v0=')
+    ? decodeSignature(signature.slice(3), 'hex')
+    : Buffer.alloc(0);
+  if (!sameSignature(given, hmacSha256(secret, `v0:${timestamp}:`, request.body)))
+    throw noSignatureMatched('X-Slack-Signature');
+};
+
+const hmacHeader: SchemeCheck = (request, settings, secret) => {
+  const name = settings.header as string;
+  const value = required(request, name).trim();
+  const signature = value.toLowerCase().startsWith('sha256=') ? value.slice(7) : value;
+  const given = decodeSignature(signature, settings.encoding ?? 'hex');
+  if (!sameSignature(given, hmacSha256(secret, request.body))) throw noSignatureMatched(name);
+};
+
+const headerSecret: SchemeCheck = (request, settings, secret) => {
+  const name = settings.header as string;
+  // Both sides are hashed first: equal lengths for the comparison, and no hint of the secret's length.
+  const given = hmacSha256('header-secret', required(request, name));
+  if (!sameSignature(given, hmacSha256('header-secret', secret)))
+    throw new SignatureFailure(`The ${name} header does not hold this channel's secret.`);
+};
+
+/** The one table of schemes: each checks a request its own way. */
+export const SCHEMES: Record<Exclude<VerificationScheme, 'none'>, SchemeCheck> = {
+  'standard-webhooks': standardWebhooks,
+  stripe,
+  github,
+  shopify,
+  slack,
+  'hmac-sha256': hmacHeader,
+  'header-secret': headerSecret,
+};
+
+/** Throws SignatureFailure unless the request is signed as the channel's verification asks. */
+export function verifyRequest(
+  request: SignedRequest,
+  settings: VerificationSettings,
+  secret: string | null,
+): void {
+  if (settings.scheme === 'none') return;
+  // A scheme without a stored secret cannot be satisfied; the API refuses to save one anyway.
+  if (!secret) throw new SignatureFailure('This channel has no verification secret set.');
+  SCHEMES[settings.scheme](request, settings, secret);
+}

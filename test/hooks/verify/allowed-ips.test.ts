@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { invalidAllowedIp, isSenderAllowed } from '../../../src/hooks/verify/allowed-ips.js';
+
+describe('allowed_ips', () => {
+  it('lets everyone in when empty', () => {
+    expect(isSenderAllowed([], '198.51.100.7')).toBe(true);
+  });
+
+  it.each([
+    [['203.0.113.0/24'], '203.0.113.9', true],
+    [['203.0.113.0/24'], '203.0.114.9', false],
+    [['203.0.113.5'], '203.0.113.5', true],
+    [['203.0.113.5'], '203.0.113.6', false],
+    [['127.0.0.1'], '::ffff:127.0.0.1', true],
+    [['2001:db8::/32'], '2001:db8:1::5', true],
+    [['2001:db8::/32'], '2001:db9::5', false],
+    [['::1'], '::1', true],
+    [['::ffff:192.0.2.0/120'], '192.0.2.44', true],
+    [['10.0.0.0/8', '::1'], '127.0.0.1', false],
+  ])('%j lets %s in: %s', (list, sender, allowed) => {
+    expect(isSenderAllowed(list, sender)).toBe(allowed);
+  });
+
+  it('refuses a sender without a usable address', () => {
+    expect(isSenderAllowed(['0.0.0.0/0'], undefined)).toBe(false);
+  });
+
+  it('names entries that are not addresses or ranges', () => {
+    expect(invalidAllowedIp('10.0.0.0/8')).toBeUndefined();
+    expect(invalidAllowedIp('2001:db8::/129')).toMatch(/neither/);
+    expect(invalidAllowedIp('example.com')).toMatch(/neither/);
+    expect(invalidAllowedIp('10.0.0.0/33')).toMatch(/neither/);
+  });
+});
