@@ -60,4 +60,27 @@ export const hookErrors = {
     new AppError(405, 'method_not_allowed', 'Method not allowed', 'Webhooks accept POST only.', {
       Allow: 'POST',
     }),
+  senderNotAllowed: () =>
+    new AppError(
+      403,
+      'sender_not_allowed',
+      'Sender not allowed',
+      "This channel accepts webhooks only from the addresses in its allowed list; the sender's address is not in it.",
+    ),
+  signatureInvalid: (reason: string) =>
+    new AppError(401, 'signature_invalid', 'Signature invalid', reason),
+  unsupportedEncoding: (encoding: string) =>
+    new AppError(
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      `Content-Encoding ${encoding} is not supported; send the body as it is, or as gzip, deflate or br.`,
+    ),
+  invalidEncoding: (encoding: string) =>
+    new AppError(
+      400,
+      'invalid_encoding',
+      'Invalid encoding',
+      `The body does not decode as its Content-Encoding (${encoding}) says.`,
+    ),
 };

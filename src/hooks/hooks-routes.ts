@@ -7,6 +7,7 @@ import { hookErrors } from './hook-errors.js';
 import type { IngestService, ReceivingChannel } from './ingest-service.js';
 import type { HookRateLimits } from './rate-limits.js';
 import { readBody } from './read-body.js';
+import { duplicateAnswer, receivedAnswer } from './webhook-answer.js';
 
 /** What the receiver's steps hand on to each other in `res.locals`. */
 export interface HookLocals extends Record<string, unknown> {
@@ -52,8 +53,12 @@ export function hooksRouter(
     });
     res.locals.eventId = outcome.eventId;
     if (!outcome.accepted) throw outcome.error;
+    if ('duplicate' in outcome) {
+      res.status(200).json(duplicateAnswer(outcome.duplicate));
+      return;
+    }
     metrics.eventsReceived.inc();
-    res.status(200).json({ status: 'received', event_id: outcome.eventId });
+    res.status(200).json(receivedAnswer(outcome.eventId));
   };
 
   router.all('/:token', postOnly, limits.perSender, findChannel, limits.perChannel, receive);

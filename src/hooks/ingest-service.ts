@@ -2,15 +2,21 @@ import type { IncomingHttpHeaders } from 'node:http';
 import contentType from 'content-type';
 import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
-import { InvalidJsonError, isJsonObject, parsePayload } from '../template/index.js';
+import { InvalidJsonError, isJsonObject, parsePayload, type JsonValue } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
 import { GroupCommit } from './group-commit.js';
 import { hookErrors } from './hook-errors.js';
+import { dedupKey } from './dedup.js';
 import * as repo from './ingest-repo.js';
 import { limitBody, type BodyResult } from './read-body.js';
+import { keptHeaders } from './request-headers.js';
+import { checkSender } from './sender-checks.js';
+import * as batch from './store-event-batch.js';
+import { senderAddress } from './verify/allowed-ips.js';
 
 export type { ReceivingChannel } from './ingest-repo.js';
+export type { FirstEvent } from './store-event-batch.js';
 
 /** One webhook request, from the route or from the panel's "send test event". */
 export interface IncomingWebhook {
@@ -21,10 +27,17 @@ export interface IncomingWebhook {
   body: BodyResult | Buffer;
   /** The sender's address as TRUST_PROXY resolves it; undefined for the panel's test events. */
   senderIp: string | undefined;
+  /**
+   * A test event sent by a signed-in admin from the panel: not from a sender, so neither the
+   * sender's address nor a signature is asked of it.
+   */
+  fromPanel?: boolean;
 }
 
 export type IngestOutcome =
   | { accepted: true; eventId: string }
+  /** A duplicate: nothing was stored; the answer is the first event's, as it stands now. */
+  | { accepted: true; eventId: string; duplicate: batch.FirstEvent }
   /** `eventId` is that of the rejected event kept for Brain Logs (none for a 404). */
   | { accepted: false; eventId?: string; error: AppError };
 
@@ -42,7 +55,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */
 export class IngestService {
-  private readonly batches: GroupCommit<repo.IncomingEvent, repo.StoredEvent>;
+  private readonly batches: GroupCommit<batch.IncomingEvent, batch.StoredEvent>;
   private readonly cache = new ChannelCache();
   private stopListening: (() => Promise<void>) | undefined;
 
@@ -50,7 +63,7 @@ export class IngestService {
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
   ) {
-    this.batches = new GroupCommit((events) => repo.storeEventBatch(db, events), {
+    this.batches = new GroupCommit((events) => batch.storeEventBatch(db, events), {
       maxBatchSize: 200,
       // Batches of one workspace queue on its quota row anyway; a second write lets the next
       // batch be sent while the previous one waits for its commit.
@@ -86,34 +99,65 @@ export class IngestService {
   }
 
   /**
-   * The one entry for a webhook whose token and rate limits have been checked: runs the checks
-   * that need the body (disabled, size, media type, JSON, object, quota) in order and stores
-   * what it decides.
+   * Runs the checks that need the body, in order: disabled, sender address, size, encoding,
+   * signature, media type, JSON, object, duplicate, quota; and stores what it decides.
    */
   async receive(webhook: IncomingWebhook): Promise<IngestOutcome> {
-    const { channel } = webhook;
-    const body = Buffer.isBuffer(webhook.body)
+    const { channel, headers } = webhook;
+    const received = Buffer.isBuffer(webhook.body)
       ? limitBody(webhook.body, this.bodyLimitBytes)
       : webhook.body;
-    const mediaType = webhook.headers['content-type'];
-    if (!channel.enabled) return this.reject(channel, body, hookErrors.channelDisabled());
-    if (body.tooLarge)
-      return this.reject(channel, body, hookErrors.payloadTooLarge(this.bodyLimitBytes));
+    const request = new RefusalRecord(
+      keptHeaders(headers, secretHeader(channel)),
+      senderAddress(webhook.senderIp),
+    );
+    if (!channel.enabled) {
+      const bytes = received.tooLarge ? received.head : received.bytes;
+      return this.reject(channel, request.with(bytes), hookErrors.channelDisabled());
+    }
+    const checked = await checkSender(
+      channel,
+      headers,
+      received,
+      webhook.senderIp,
+      this.bodyLimitBytes,
+      webhook.fromPanel,
+    );
+    if (!checked.ok) return this.reject(channel, request.with(checked.kept), checked.error);
+    const body = checked.bytes;
+    const mediaType = headers['content-type'];
     if (!isJsonMediaType(mediaType))
-      return this.reject(channel, body, hookErrors.unsupportedMediaType(mediaType ?? ''));
+      return this.reject(
+        channel,
+        request.with(body),
+        hookErrors.unsupportedMediaType(mediaType ?? ''),
+      );
 
     let text: string;
+    let payload: JsonValue;
     try {
-      text = utf8.decode(body.bytes);
-      if (!isJsonObject(parsePayload(text)))
-        return this.reject(channel, body, hookErrors.payloadNotObject());
+      text = utf8.decode(body);
+      payload = parsePayload(text);
+      if (!isJsonObject(payload))
+        return this.reject(channel, request.with(body), hookErrors.payloadNotObject());
     } catch (error) {
       const reason =
         error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
-      return this.reject(channel, body, hookErrors.invalidJson(reason));
+      return this.reject(channel, request.with(body), hookErrors.invalidJson(reason));
     }
 
-    const { outcome, eventId } = await this.batches.submit({ channel, payload: text });
+    const stored = await this.batches.submit({
+      channel,
+      payload: text,
+      headers: request.headers,
+      senderIp: request.senderIp,
+      dedupKey: dedupKey(channel.dedup, headers, () => payload),
+    });
+    if (stored.outcome === 'duplicate') {
+      const first = stored.first ?? (await batch.countDuplicate(this.db, stored.firstEventId));
+      return { accepted: true, eventId: stored.firstEventId, duplicate: first };
+    }
+    const { outcome, eventId } = stored;
     if (outcome === 'accepted') return { accepted: true, eventId: eventId as string };
     if (outcome !== 'quota_exceeded') this.cache.forget(channel.webhook_token_hash);
     return { accepted: false, eventId, error: STORE_REFUSALS[outcome]() };
@@ -121,17 +165,29 @@ export class IngestService {
 
   private async reject(
     channel: repo.ReceivingChannel,
-    body: BodyResult,
+    request: { payload: string; headers: Record<string, string>; senderIp: string | undefined },
     error: AppError,
   ): Promise<IngestOutcome> {
-    const eventId = await repo.insertRejectedEvent(
-      this.db,
-      channel,
-      readableText(body),
-      error.code,
-    );
+    const eventId = await repo.insertRejectedEvent(this.db, channel, request, error.code);
     return { accepted: false, eventId, error };
   }
+}
+
+/** What a rejected event keeps of its request. */
+class RefusalRecord {
+  constructor(
+    readonly headers: Record<string, string>,
+    readonly senderIp: string | undefined,
+  ) {}
+
+  with(bytes: Buffer) {
+    return { payload: readableText(bytes), headers: this.headers, senderIp: this.senderIp };
+  }
+}
+
+/** The header that carries the channel's secret itself, which events must not keep. */
+function secretHeader(channel: repo.ReceivingChannel): string | undefined {
+  return channel.verification.scheme === 'header-secret' ? channel.verification.header : undefined;
 }
 
 /** JSON, any `application/*+json`, or no Content-Type at all (read as JSON). */
@@ -147,7 +203,6 @@ export function isJsonMediaType(header: string | undefined): boolean {
 
 // Refused bodies may be any bytes; PostgreSQL text holds neither NUL nor invalid UTF-8,
 // so both become U+FFFD in the copy kept for the logs.
-function readableText(body: BodyResult): string {
-  const bytes = body.tooLarge ? body.head : body.bytes;
+function readableText(bytes: Buffer): string {
   return bytes.toString('utf8').replaceAll('\u0000', '\uFFFD');
 }

@@ -114,6 +114,7 @@ export function channelEditor(ctx: PanelServices) {
       headers: { 'content-type': 'application/json' },
       body: Buffer.from(sample, 'utf8'),
       senderIp: undefined,
+      fromPanel: true,
     });
     const testOutcome: TestOutcome = outcome.accepted
       ? { accepted: true, status: 200, code: undefined, eventId: outcome.eventId }

@@ -47,3 +47,8 @@ export function isSenderAllowed(
     return false;
   });
 }
+
+/** The sender address as events keep it: IPv4 senders on an IPv6 socket as plain IPv4. */
+export function senderAddress(ip: string | undefined): string | undefined {
+  return ip && ipaddr.isValid(ip) ? ipaddr.process(ip).toString() : ip;
+}

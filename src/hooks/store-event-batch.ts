@@ -1,0 +1,228 @@
+import type { Queryable } from '../db/database.js';
+import { CURRENT_MONTH_START } from '../db/sql.js';
+import type { ReceivingChannel } from './ingest-repo.js';
+
+export interface IncomingEvent {
+  channel: ReceivingChannel;
+  payload: string;
+  /** As the event keeps them (see keptHeaders). */
+  headers: Record<string, string>;
+  senderIp: string | undefined;
+  /** The request's dedup key, or undefined when it cannot be a duplicate. */
+  dedupKey: string | undefined;
+}
+
+/** The event a duplicate is answered with, as it stands now. */
+export interface FirstEvent {
+  id: string;
+  status: string;
+  reply: string | null;
+  error: string | null;
+}
+
+/**
+ * What became of one event of a batch: `eventId` is the stored event (none for a 404, nor for
+ * a duplicate). A duplicate names its first event; `first` is absent only when that event was
+ * stored by a concurrent transaction this statement cannot read (see countDuplicate).
+ */
+export type StoredEvent =
+  | {
+      outcome: 'accepted' | 'quota_exceeded' | 'channel_disabled' | 'channel_not_found';
+      eventId?: string;
+    }
+  | { outcome: 'duplicate'; firstEventId: string; first?: FirstEvent };
+
+/**
+ * Stores a batch of valid events in one statement (one round trip, committed on its own).
+ *
+ * - The channel is checked again here, against its committed row: a lookup made before the
+ *   body was read (possibly from the cache) cannot let an event through after its channel was
+ *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
+ *   rejected) or `channel_not_found` (not stored).
+ * - Duplicates are decided before the quota, and use none of it. A request is a duplicate when
+ *   its key is in dedup_keys and unexpired, or when an earlier request of the batch has the same
+ *   key (it then shares that request's fate). The other keyed requests that fit the quota
+ *   claim their key with `insert ... on conflict do update`: the primary key serialises every
+ *   transaction claiming one key, and the conflicting row is read in its newest committed
+ *   version, so a request that lost the race to another instance's transaction learns the
+ *   winner's event id here and becomes a duplicate instead of being stored. An expired key is
+ *   taken over. Each first event's `duplicates` goes up by its duplicates in the batch.
+ * - Each accepted event uses one chat of its workspace's quota. The workspace rows are locked
+ *   first, in id order so concurrent batches cannot deadlock, and the room left is read from
+ *   the locked rows, so no instance can accept past the quota; the lock is held only while this
+ *   statement runs and commits. Events that do not fit are stored as rejected with
+ *   `quota_exceeded`. A month that has begun since the last accepted event counts from 0.
+ * - Results come back in the order of `events`: ids are drawn per input row, not read from the
+ *   insert's (unordered) output.
+ */
+export async function storeEventBatch(
+  db: Queryable,
+  events: IncomingEvent[],
+): Promise<StoredEvent[]> {
+  const { rows } = await db.query<{
+    id: string | null;
+    outcome: StoredEvent['outcome'];
+    first_id: string | null;
+    first_status: string | null;
+    first_reply: string | null;
+    first_error: string | null;
+  }>(
+    `with batch as (
+       select batch.*, items.item ->> 0 as payload, (items.item -> 1)::jsonb as headers,
+              items.item ->> 2 as sender_ip,
+              case when channels.id is null then 'channel_not_found'
+                   when not channels.enabled then 'channel_disabled'
+              end as refusal
+       from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[]) with ordinality
+              as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, position)
+       join json_array_elements($4::json) with ordinality as items(item, position)
+         on items.position = batch.position
+       left join channels on channels.id = batch.channel_id
+                         and channels.webhook_token_hash = batch.token_hash
+                         and channels.deleted_at is null
+     ),
+     seen as (
+       select k.channel_id, k.key, k.event_id from dedup_keys k
+       where (k.channel_id, k.key) in (select channel_id, dedup_key from batch
+                                       where dedup_key is not null and refusal is null)
+         and k.expires_at > now()
+     ),
+     keyed as (
+       select batch.*, seen.event_id as seen_event_id,
+              batch.dedup_key is not null
+                and batch.position <> min(batch.position)
+                      over (partition by batch.channel_id, batch.dedup_key) as repeat
+       from batch
+       left join seen on seen.channel_id = batch.channel_id and seen.key = batch.dedup_key
+     ),
+     room as (
+       select id,
+              chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
+       from workspaces where id in (select workspace_id from batch where refusal is null)
+       order by id
+       for update
+     ),
+     decided as (
+       select keyed.*,
+              case when refusal is not null then refusal
+                   when seen_event_id is not null then 'duplicate'
+                   when repeat then 'repeat'
+                   when row_number() over (partition by keyed.workspace_id,
+                                             refusal is null and seen_event_id is null and not repeat
+                                           order by keyed.position) <= coalesce(room.room, 0)
+                     then 'accepted'
+                   else 'quota_exceeded'
+              end as outcome
+       from keyed left join room on room.id = keyed.workspace_id
+     ),
+     numbered as (
+       select decided.*,
+              case when outcome not in ('channel_not_found', 'duplicate')
+                then nextval(pg_get_serial_sequence('events', 'id')) end as id
+       from decided
+     ),
+     claimed as (
+       insert into dedup_keys as k (channel_id, key, event_id, expires_at)
+       select channel_id, dedup_key, id, now() + make_interval(secs => window_s)
+       from numbered where outcome = 'accepted' and dedup_key is not null
+       on conflict (channel_id, key) do update set
+         event_id = case when k.expires_at <= now() then excluded.event_id else k.event_id end,
+         expires_at = case when k.expires_at <= now() then excluded.expires_at else k.expires_at end
+       returning k.channel_id, k.key, k.event_id
+     ),
+     final as (
+       select numbered.*,
+              case when outcome = 'accepted' and claimed.event_id <> numbered.id then 'duplicate'
+                   when outcome = 'repeat' and claimed.event_id is not null then 'duplicate'
+                   when outcome = 'repeat' then 'quota_exceeded'
+                   else outcome
+              end as final_outcome,
+              case when outcome = 'duplicate' then seen_event_id
+                   when outcome in ('accepted', 'repeat') and claimed.event_id <> numbered.id
+                     then claimed.event_id
+              end as first_id
+       from numbered
+       left join claimed on claimed.channel_id = numbered.channel_id
+                        and claimed.key = numbered.dedup_key
+     ),
+     repeats as (
+       select first_id, count(*)::integer as n from final
+       where final_outcome = 'duplicate' group by first_id
+     ),
+     spent as (
+       update workspaces w set
+         chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end)
+                      + per_workspace.chats,
+         quota_period_start = ${CURRENT_MONTH_START}
+       from (select workspace_id, count(*)::integer as chats
+             from final where final_outcome = 'accepted' group by workspace_id) as per_workspace
+       where w.id = per_workspace.workspace_id
+     ),
+     stored as (
+       insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
+                           headers, sender_ip, duplicates)
+       overriding system value
+       select final.id, workspace_id, channel_id,
+              case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
+              payload,
+              case when final_outcome = 'accepted' then null else final_outcome end,
+              case when final_outcome = 'accepted' then null else now() end,
+              headers, sender_ip, coalesce(repeats.n, 0)
+       from final left join repeats on repeats.first_id = final.id
+       where final_outcome in ('accepted', 'quota_exceeded', 'channel_disabled')
+     ),
+     -- First events this statement can see (stored earlier): count their duplicates now.
+     -- Those stored meanwhile by another transaction are counted by countDuplicate.
+     bumped as (
+       update events e set duplicates = e.duplicates + repeats.n
+       from repeats where e.id = repeats.first_id
+       returning e.id, e.status, e.reply, e.error
+     )
+     select final.id, final.final_outcome as outcome, final.first_id,
+            case when first.id is not null then 'pending' else bumped.status end as first_status,
+            bumped.reply as first_reply, bumped.error as first_error
+     from final
+     left join final first on first.id = final.first_id and first.final_outcome = 'accepted'
+     left join bumped on bumped.id = final.first_id
+     order by final.position`,
+    [
+      events.map((e) => e.channel.workspace_id),
+      events.map((e) => e.channel.id),
+      events.map((e) => e.channel.webhook_token_hash),
+      // One JSON array rather than text[]s: the driver escapes array elements in JavaScript,
+      // character by character, which cost more than anything else in this call.
+      JSON.stringify(events.map((e) => [e.payload, e.headers, e.senderIp ?? null])),
+      events.map((e) => e.dedupKey ?? null),
+      events.map((e) => e.channel.dedup.window_s),
+    ],
+  );
+  return rows.map((row): StoredEvent => {
+    if (row.outcome !== 'duplicate') return { outcome: row.outcome, eventId: row.id ?? undefined };
+    const firstEventId = row.first_id as string;
+    return {
+      outcome: 'duplicate',
+      firstEventId,
+      first: row.first_status
+        ? {
+            id: firstEventId,
+            status: row.first_status,
+            reply: row.first_reply,
+            error: row.first_error,
+          }
+        : undefined,
+    };
+  });
+}
+
+/**
+ * Counts one more duplicate on an event stored by another transaction while the batch that
+ * found the duplicate ran (its snapshot could not see the event), and reads the event's state.
+ */
+export async function countDuplicate(db: Queryable, eventId: string): Promise<FirstEvent> {
+  const { rows } = await db.query<FirstEvent>(
+    `update events set duplicates = duplicates + 1 where id = $1
+     returning id, status, reply, error`,
+    [eventId],
+  );
+  return rows[0] ?? { id: eventId, status: 'pending', reply: null, error: null };
+}
