@@ -1,4 +1,6 @@
 import type { Queryable } from '../db/database.js';
+import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
+import type { DedupSettings, VerificationSettings } from './sender-settings.js';
 
 export interface ChannelRow {
   id: string;
@@ -7,11 +9,18 @@ export interface ChannelRow {
   template: string;
   enabled: boolean;
   webhook_token: string;
+  verification: VerificationSettings;
+  /** Whether a verification secret is stored; the secret itself is never read here. */
+  secret_set: boolean;
+  allowed_ips: string[];
+  dedup: DedupSettings;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, workspace_id, name, template, enabled, webhook_token, created_at, updated_at';
+const COLUMNS = `id, workspace_id, name, template, enabled, webhook_token,
+  verification, verification_secret is not null as secret_set, allowed_ips, dedup,
+  created_at, updated_at`;
 
 export interface NewChannel {
   workspaceId: string;
@@ -20,12 +29,18 @@ export interface NewChannel {
   enabled: boolean;
   token: string;
   tokenHash: string;
+  senders: SenderChanges;
 }
 
 export async function insertChannel(db: Queryable, channel: NewChannel): Promise<ChannelRow> {
+  const { senders } = channel;
   const { rows } = await db.query<ChannelRow>(
-    `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash)
-     values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
+    `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
+                           verification, verification_secret, allowed_ips, dedup)
+     values ($1, $2, $3, $4, $5, $6,
+             coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
+             coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'))
+     returning ${COLUMNS}`,
     [
       channel.workspaceId,
       channel.name,
@@ -33,6 +48,10 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
       channel.enabled,
       channel.token,
       channel.tokenHash,
+      senders.verification ? JSON.stringify(senders.verification) : null,
+      senders.secret ?? null,
+      senders.allowedIps ?? null,
+      senders.dedup ? JSON.stringify(senders.dedup) : null,
     ],
   );
   return rows[0] as ChannelRow;
@@ -63,6 +82,21 @@ export interface ChannelChanges {
   name?: string;
   template?: string;
   enabled?: boolean;
+  senders?: SenderChanges;
+}
+
+/** The stored settings a change of sender settings is checked against (the secret included). */
+export async function findSenderSettings(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<StoredSenderSettings | undefined> {
+  const { rows } = await db.query<StoredSenderSettings>(
+    `select verification, verification_secret as secret, dedup from channels
+     where workspace_id = $1 and id = $2 and deleted_at is null`,
+    [workspaceId, id],
+  );
+  return rows[0];
 }
 
 export async function updateChannel(
@@ -71,15 +105,30 @@ export async function updateChannel(
   id: string,
   changes: ChannelChanges,
 ): Promise<ChannelRow | undefined> {
+  const { senders } = changes;
   const { rows } = await db.query<ChannelRow>(
     `update channels set
        name = coalesce($3, name),
        template = coalesce($4, template),
        enabled = coalesce($5, enabled),
+       verification = coalesce($6::jsonb, verification),
+       verification_secret = coalesce($7, verification_secret),
+       allowed_ips = coalesce($8::text[], allowed_ips),
+       dedup = coalesce($9::jsonb, dedup),
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}`,
-    [workspaceId, id, changes.name ?? null, changes.template ?? null, changes.enabled ?? null],
+    [
+      workspaceId,
+      id,
+      changes.name ?? null,
+      changes.template ?? null,
+      changes.enabled ?? null,
+      senders?.verification ? JSON.stringify(senders.verification) : null,
+      senders?.secret ?? null,
+      senders?.allowedIps ?? null,
+      senders?.dedup ? JSON.stringify(senders.dedup) : null,
+    ],
   );
   return rows[0];
 }

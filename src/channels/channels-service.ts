@@ -3,6 +3,8 @@ import { notFound } from '../errors.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
 import type { CreateChannel, UpdateChannel } from './channels-schemas.js';
+import { NEW_CHANNEL_SENDERS, senderChanges } from './sender-changes.js';
+import type { DedupSettings, VerificationScheme } from './sender-settings.js';
 import { hashWebhookToken, newWebhookToken } from './webhook-token.js';
 
 export interface Channel {
@@ -11,6 +13,16 @@ export interface Channel {
   enabled: boolean;
   template: string;
   webhook_url: string;
+  /** How senders prove who they are; the secret is never shown, only whether one is set. */
+  verification: {
+    scheme: VerificationScheme;
+    header?: string;
+    encoding?: 'hex' | 'base64';
+    tolerance_s?: number;
+    secret_set: boolean;
+  };
+  allowed_ips: string[];
+  dedup: DedupSettings;
   created_at: string;
   updated_at: string;
 }
@@ -33,6 +45,9 @@ export class ChannelsService {
       enabled: row.enabled,
       template: row.template,
       webhook_url: this.webhookUrl(row.webhook_token),
+      verification: { ...row.verification, secret_set: row.secret_set },
+      allowed_ips: row.allowed_ips,
+      dedup: row.dedup,
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
     };
@@ -47,6 +62,7 @@ export class ChannelsService {
       enabled: input.enabled ?? true,
       token,
       tokenHash: hashWebhookToken(token),
+      senders: senderChanges(NEW_CHANNEL_SENDERS, input),
     });
     return this.toChannel(row);
   }
@@ -66,7 +82,15 @@ export class ChannelsService {
   }
 
   async update(workspaceId: string, id: string, changes: UpdateChannel): Promise<Channel> {
-    return this.toChannel(orNotFound(await repo.updateChannel(this.db, workspaceId, id, changes)));
+    const { verification, allowed_ips, dedup, ...plain } = changes;
+    let senders;
+    if (verification || allowed_ips || dedup) {
+      const stored = await repo.findSenderSettings(this.db, workspaceId, id);
+      if (!stored) throw notFound('This channel');
+      senders = senderChanges(stored, { verification, allowed_ips, dedup });
+    }
+    const row = await repo.updateChannel(this.db, workspaceId, id, { ...plain, senders });
+    return this.toChannel(orNotFound(row));
   }
 
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */

@@ -15,9 +15,13 @@ export interface EventRow {
   error: string | null;
   attempts: number;
   completed_at: Date | null;
+  headers: Record<string, string> | null;
+  sender_ip: string | null;
+  duplicates: number;
 }
 
 const COLUMNS = `id, channel_id, received_at, status, payload, prompt, reply, error, attempts, completed_at,
+  headers, sender_ip, duplicates,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 export interface EventQuery {

@@ -19,6 +19,12 @@ export interface EventJson {
   error: string | null;
   attempts: number;
   completed_at: string | null;
+  /** The request's headers, lower-case names, credentials shown as "[redacted]". */
+  headers: Record<string, string>;
+  /** The sender's address as the receiver saw it (TRUST_PROXY applied). */
+  sender_ip: string | null;
+  /** Later requests with this event's dedup key, answered with this event instead of stored. */
+  duplicates: number;
 }
 
 export interface EventFilter {
@@ -121,5 +127,8 @@ function toEventJson(row: repo.EventRow): EventJson {
     error: row.error,
     attempts: row.attempts,
     completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+    headers: row.headers ?? {},
+    sender_ip: row.sender_ip,
+    duplicates: row.duplicates,
   };
 }

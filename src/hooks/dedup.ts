@@ -1,22 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { renderTemplate, type JsonValue } from '../template/index.js';
+import type { DedupSettings } from '../channels/sender-settings.js';
 import { headerValue } from './request-headers.js';
-
-export const DEDUP_MODES = ['auto', 'header', 'payload', 'off'] as const;
-export type DedupMode = (typeof DEDUP_MODES)[number];
-
-/** A channel's duplicate detection (channel field `dedup`). */
-export interface DedupSettings {
-  mode: DedupMode;
-  /** The header (`header` mode) or payload path (`payload` mode) that holds the key. */
-  field?: string;
-  /** How long a key is remembered, in seconds. */
-  window_s: number;
-}
-
-export const DEFAULT_DEDUP: DedupSettings = { mode: 'auto', window_s: 86_400 };
-export const MAX_DEDUP_WINDOW_S = 2_592_000;
 
 /** The delivery ids of the senders users connect most, in the order `auto` looks for them. */
 export const AUTO_DEDUP_HEADERS = [

@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { DedupSettings } from './dedup.js';
-import type { VerificationSettings } from './verify/verification-settings.js';
+import type { DedupSettings, VerificationSettings } from '../channels/sender-settings.js';
 
 export interface ReceivingChannel {
   id: string;

@@ -62,6 +62,9 @@ describe('channels', () => {
       enabled: true,
       template: 'New order {{order.id}}',
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
+      verification: { scheme: 'none', secret_set: false },
+      allowed_ips: [],
+      dedup: { mode: 'auto', window_s: 86400 },
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });

@@ -75,6 +75,9 @@ describe('GET /api/v1/events/{id}', () => {
       error: null,
       attempts: 0,
       completed_at: null,
+      headers: expect.objectContaining({ 'content-type': 'application/json' }),
+      sender_ip: '127.0.0.1',
+      duplicates: 0,
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();

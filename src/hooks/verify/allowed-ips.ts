@@ -1,24 +1,7 @@
 import ipaddr from 'ipaddr.js';
+import { parseAllowedIp } from '../../channels/sender-settings.js';
 
-type Range = [ipaddr.IPv4 | ipaddr.IPv6, number];
-
-/** Why an entry of `allowed_ips` cannot be used, or undefined when it is an IP or a CIDR range. */
-export function invalidAllowedIp(entry: string): string | undefined {
-  try {
-    parseRange(entry);
-    return undefined;
-  } catch {
-    return `"${entry}" is neither an IP address nor a CIDR range such as 203.0.113.0/24 or 2001:db8::/32`;
-  }
-}
-
-function parseRange(entry: string): Range {
-  const text = entry.trim();
-  if (text.includes('/')) return ipaddr.parseCIDR(text);
-  if (!ipaddr.isValid(text)) throw new Error('not an address');
-  const address = ipaddr.parse(text);
-  return [address, address.kind() === 'ipv4' ? 32 : 128];
-}
+type Range = ReturnType<typeof parseAllowedIp>;
 
 const compiled = new WeakMap<readonly string[], Range[]>();
 
@@ -34,7 +17,7 @@ export function isSenderAllowed(
   if (!senderIp || !ipaddr.isValid(senderIp)) return false;
   let ranges = compiled.get(allowedIps);
   if (!ranges) {
-    ranges = allowedIps.map(parseRange);
+    ranges = allowedIps.map(parseAllowedIp);
     compiled.set(allowedIps, ranges);
   }
   const sender = ipaddr.process(senderIp);

@@ -12,7 +12,7 @@ import {
   DEFAULT_TOLERANCE_S,
   type VerificationScheme,
   type VerificationSettings,
-} from './verification-settings.js';
+} from '../../channels/sender-settings.js';
 
 /** What a scheme looks at: the body as the sender wrote it (decoded), and the request headers. */
 export interface SignedRequest {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifyRequest, type SignedRequest } from '../../../src/hooks/verify/schemes.js';
-import type { VerificationSettings } from '../../../src/hooks/verify/verification-settings.js';
+import type { VerificationSettings } from '../../../src/channels/sender-settings.js';
 import { nowSeconds, SIGNERS } from '../../support/signers.js';
 
 function request(body: string, headers: Record<string, string>): SignedRequest {

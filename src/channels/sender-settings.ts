@@ -1,3 +1,10 @@
+import ipaddr from 'ipaddr.js';
+
+/**
+ * What a channel asks of its senders: how their requests are verified, which addresses may
+ * send, and how duplicates are recognised. The receiver (hooks/) enforces them.
+ */
+
 /** The ways a channel can check who sent a webhook (channel field `verification.scheme`). */
 export const VERIFICATION_SCHEMES = [
   'none',
@@ -35,3 +42,27 @@ export interface VerificationSettings {
 }
 
 export const NO_VERIFICATION: VerificationSettings = { scheme: 'none' };
+
+export const DEDUP_MODES = ['auto', 'header', 'payload', 'off'] as const;
+export type DedupMode = (typeof DEDUP_MODES)[number];
+
+/** A channel's duplicate detection (channel field `dedup`). */
+export interface DedupSettings {
+  mode: DedupMode;
+  /** The header (`header` mode) or payload path (`payload` mode) that holds the key. */
+  field?: string;
+  /** How long a key is remembered, in seconds. */
+  window_s: number;
+}
+
+export const DEFAULT_DEDUP: DedupSettings = { mode: 'auto', window_s: 86_400 };
+export const MAX_DEDUP_WINDOW_S = 2_592_000;
+
+/** One entry of `allowed_ips` as an address range; throws when it is neither an IP nor a CIDR range. */
+export function parseAllowedIp(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
+  const text = entry.trim();
+  if (text.includes('/')) return ipaddr.parseCIDR(text);
+  if (!ipaddr.isValid(text)) throw new Error(`${text} is not an IP address`);
+  const address = ipaddr.parse(text);
+  return [address, address.kind() === 'ipv4' ? 32 : 128];
+}
