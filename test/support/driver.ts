@@ -42,7 +42,7 @@ export class Driver {
   }
 
   async createChannel(
-    input: { name?: string; template?: string; enabled?: boolean } = {},
+    input: { name?: string; template?: string; enabled?: boolean } & Record<string, unknown> = {},
   ): Promise<ChannelJson> {
     const res = await this.api('post', '/channels').send({
       name: 'Orders',
@@ -68,12 +68,18 @@ export class Driver {
   async sendEvent(
     webhookUrl: string,
     body: unknown = { order: { id: 1 } },
-    { contentType = 'application/json' as string | null, method = 'POST' } = {},
+    {
+      contentType = 'application/json' as string | null,
+      method = 'POST',
+      headers: extra = {} as Record<string, string>,
+    } = {},
   ): Promise<HookResponse> {
     const text =
       typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
-    const headers: Record<string, string> =
-      contentType === null ? {} : { 'Content-Type': contentType };
+    const headers: Record<string, string> = {
+      ...(contentType === null ? {} : { 'Content-Type': contentType }),
+      ...extra,
+    };
     const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
     const res = await fetch(webhookUrl, {
       method,

@@ -1,0 +1,82 @@
+import { createHmac } from 'node:crypto';
+import zlib from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver, type ChannelJson } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let app: TestApp;
+let driver: Driver;
+let channel: ChannelJson;
+
+beforeAll(async () => {
+  app = await startTestApp();
+  driver = new Driver(app);
+  channel = await driver.createChannel();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const body = '{"order":{"id":1,"note":"gzip, deflate or br"}}';
+
+describe('Content-Encoding', () => {
+  it.each([
+    ['gzip', zlib.gzipSync(body)],
+    ['deflate', zlib.deflateSync(body)],
+    ['br', zlib.brotliCompressSync(body)],
+  ])('decodes %s and keeps the decoded body', async (encoding, bytes) => {
+    const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(bytes), {
+      headers: { 'Content-Encoding': encoding },
+    });
+    expect(res.status).toBe(200);
+    const event = await driver.api('get', `/events/${res.body.event_id}`).expect(200);
+    expect(event.body.payload).toBe(body);
+  });
+
+  it('refuses a 10 MB gzip bomb with 413 without decoding it all', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(10 * 1024 * 1024, ' '));
+    expect(bomb.length).toBeLessThan(1024 * 1024);
+    const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(bomb), {
+      headers: { 'Content-Encoding': 'gzip' },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe('payload_too_large');
+    // recorded as rejected, keeping only the head of the decoded body
+    const rejected = (await driver.eventsOf(channel.id)).at(-1);
+    expect(rejected?.error).toBe('payload_too_large');
+    expect(rejected?.payload).toMatch(/^ +$/);
+    expect(rejected?.payload.length).toBeLessThanOrEqual(64 * 1024);
+  });
+
+  it('answers 400 invalid_encoding for a body that does not decode, and 415 for other encodings', async () => {
+    const broken = await driver.sendEvent(channel.webhook_url, body, {
+      headers: { 'Content-Encoding': 'gzip' },
+    });
+    expect(broken.status).toBe(400);
+    expect(broken.body.code).toBe('invalid_encoding');
+    for (const encoding of ['compress', 'zstd', 'gzip, snappy']) {
+      const res = await driver.sendEvent(channel.webhook_url, body, {
+        headers: { 'Content-Encoding': encoding },
+      });
+      expect(res.status, encoding).toBe(415);
+      expect(res.body.code).toBe('unsupported_media_type');
+    }
+    const errors = (await driver.eventsOf(channel.id)).slice(-4).map((e) => e.error);
+    expect(errors).toEqual([
+      'invalid_encoding',
+      'unsupported_media_type',
+      'unsupported_media_type',
+      'unsupported_media_type',
+    ]);
+  });
+
+  it('checks signatures over the decoded body', async () => {
+    const secret = 'shopify-app-secret';
+    const signed = await driver.createChannel({ verification: { scheme: 'shopify', secret } });
+    const hmac = createHmac('sha256', secret).update(body).digest('base64');
+    const res = await driver.sendEvent(signed.webhook_url, new Uint8Array(zlib.gzipSync(body)), {
+      headers: { 'Content-Encoding': 'gzip', 'X-Shopify-Hmac-Sha256': hmac },
+    });
+    expect(res.status).toBe(200);
+  });
+});
