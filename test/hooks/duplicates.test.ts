@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { Driver } from '../support/driver.js';
+import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let ai: FakeAiServer;
+let app: TestApp;
+let driver: Driver;
+
+beforeAll(async () => {
+  ai = await FakeAiServer.start();
+  app = await startTestApp({ env: { ...ai.env(), DEFAULT_CHAT_QUOTA: '1000' } });
+  driver = new Driver(app);
+});
+afterAll(async () => {
+  await app.close();
+  await ai.close();
+});
+
+const chatsUsed = async () =>
+  (await driver.api('get', '/workspace').expect(200)).body.chats_used as number;
+
+describe('duplicates (auto mode, the default)', () => {
+  it('stores one of 50 concurrent requests with one webhook-id: 50 × 200, one event_id, one chat, one AI call', async () => {
+    const channel = await driver.createChannel({ template: 'Order {{order.id}}' });
+    const before = await chatsUsed();
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        driver.sendEvent(
+          channel.webhook_url,
+          { order: { id: 50 } },
+          {
+            headers: { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' },
+          },
+        ),
+      ),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+    const ids = new Set(answers.map((a) => a.body.event_id));
+    expect(ids.size).toBe(1);
+    expect(answers.filter((a) => a.body.duplicate === true)).toHaveLength(49);
+    expect(answers.filter((a) => a.body.duplicate === undefined)).toHaveLength(1);
+
+    const events = await driver.eventsOf(channel.id);
+    expect(events).toHaveLength(1);
+    expect(await chatsUsed()).toBe(before + 1);
+    const requestsBefore = ai.requests.length;
+    await createWorker(app.ctx).runOnce();
+    expect(ai.requests.length - requestsBefore).toBe(1);
+
+    const event = await driver.api('get', `/events/${[...ids][0]}`).expect(200);
+    expect(event.body).toMatchObject({ status: 'replied', duplicates: 49 });
+
+    // A later retry gets the first event's outcome, reply included, and still uses nothing.
+    const retry = await driver.sendEvent(
+      channel.webhook_url,
+      { order: { id: 50 } },
+      {
+        headers: { 'webhook-id': 'msg_2KWPBgLlAfxdpx2AI54pPJ85f4W' },
+      },
+    );
+    expect(retry.body).toEqual({
+      status: 'replied',
+      event_id: [...ids][0],
+      reply: fakeReplyTo('Order 50'),
+      duplicate: true,
+    });
+    expect(await chatsUsed()).toBe(before + 1);
+    expect((await driver.api('get', `/events/${[...ids][0]}`)).body.duplicates).toBe(50);
+  });
+
+  it.each([
+    ['svix-id', 'msg_svix'],
+    ['Idempotency-Key', 'idem-1'],
+    ['X-GitHub-Delivery', '72d3162e-cc78-11e3-81ab-4c9367dc0958'],
+    ['X-Shopify-Webhook-Id', 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043'],
+  ])('recognises %s', async (header, value) => {
+    const channel = await driver.createChannel();
+    const first = await driver.sendEvent(channel.webhook_url, undefined, {
+      headers: { [header]: value },
+    });
+    const again = await driver.sendEvent(channel.webhook_url, undefined, {
+      headers: { [header]: value },
+    });
+    expect(again.body).toEqual({
+      status: 'received',
+      event_id: first.body.event_id,
+      duplicate: true,
+    });
+  });
+
+  it('does not dedup requests without a key, nor keys of another channel', async () => {
+    const [a, b] = [await driver.createChannel(), await driver.createChannel()];
+    const plain = await Promise.all([
+      driver.sendEvent(a.webhook_url),
+      driver.sendEvent(a.webhook_url),
+    ]);
+    expect(new Set(plain.map((r) => r.body.event_id)).size).toBe(2);
+    const keyed = { headers: { 'webhook-id': 'same-id' } };
+    const one = await driver.sendEvent(a.webhook_url, undefined, keyed);
+    const other = await driver.sendEvent(b.webhook_url, undefined, keyed);
+    expect(other.body.event_id).not.toBe(one.body.event_id);
+    expect(other.body.duplicate).toBeUndefined();
+  });
+
+  it('answers a duplicate even when the quota is used up: duplicates use no quota', async () => {
+    const channel = await driver.createChannel();
+    const keyed = { headers: { 'Idempotency-Key': 'quota-key' } };
+    const first = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    const used = await chatsUsed();
+    await driver.setWorkspace({ chat_quota: used }).expect(200);
+    try {
+      const again = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ event_id: first.body.event_id, duplicate: true });
+      const fresh = await driver.sendEvent(channel.webhook_url, undefined, {
+        headers: { 'Idempotency-Key': 'another-key' },
+      });
+      expect(fresh.body.code).toBe('quota_exceeded');
+      // a refused request does not take its key: once there is quota again, it is accepted
+      await driver.setWorkspace({ chat_quota: used + 1 }).expect(200);
+      const retried = await driver.sendEvent(channel.webhook_url, undefined, {
+        headers: { 'Idempotency-Key': 'another-key' },
+      });
+      expect(retried.status).toBe(200);
+      expect(retried.body.duplicate).toBeUndefined();
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
+});
+
+describe('duplicates by header, by payload field, and off', () => {
+  it('header mode uses the named header', async () => {
+    const channel = await driver.createChannel({ dedup: { mode: 'header', field: 'X-Event-Id' } });
+    expect(channel).toMatchObject({
+      dedup: { mode: 'header', field: 'x-event-id', window_s: 86400 },
+    });
+    const send = (id: string) =>
+      driver.sendEvent(channel.webhook_url, undefined, {
+        headers: { 'x-event-id': id, 'webhook-id': 'ignored-here' },
+      });
+    const [a, b, c] = [await send('e1'), await send('e1'), await send('e2')];
+    expect(b.body).toMatchObject({ event_id: a.body.event_id, duplicate: true });
+    expect(c.body.event_id).not.toBe(a.body.event_id);
+  });
+
+  it('payload mode uses the field as {{field}} renders it; empty means no dedup', async () => {
+    const channel = await driver.createChannel({
+      dedup: { mode: 'payload', field: 'order.id', window_s: 3600 },
+    });
+    const a = await driver.sendEvent(channel.webhook_url, '{"order":{"id":9007199254740993}}');
+    const b = await driver.sendEvent(channel.webhook_url, '{"order": {"id": 9007199254740993}}');
+    const c = await driver.sendEvent(channel.webhook_url, { order: { id: 2 } });
+    expect(b.body).toMatchObject({ event_id: a.body.event_id, duplicate: true });
+    expect(c.body.duplicate).toBeUndefined();
+    const noKey = await Promise.all([
+      driver.sendEvent(channel.webhook_url, { order: {} }),
+      driver.sendEvent(channel.webhook_url, { order: {} }),
+    ]);
+    expect(noKey.every((r) => r.status === 200 && r.body.duplicate === undefined)).toBe(true);
+  });
+
+  it('off stores every request', async () => {
+    const channel = await driver.createChannel({ dedup: { mode: 'off' } });
+    const keyed = { headers: { 'webhook-id': 'off-id' } };
+    const a = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    const b = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    expect(b.body.event_id).not.toBe(a.body.event_id);
+  });
+
+  it('refuses a mode without its field and a window out of range', async () => {
+    const channel = await driver.createChannel();
+    for (const dedup of [
+      { mode: 'header' },
+      { mode: 'payload' },
+      { window_s: 0 },
+      { window_s: 2592001 },
+      { mode: 'sometimes' },
+    ]) {
+      const res = await driver.updateChannel(channel.id, { dedup });
+      expect(res.status, JSON.stringify(dedup)).toBe(400);
+      expect(res.body.detail).toMatch(/^dedup/);
+    }
+  });
+});
+
+describe('the dedup window', () => {
+  it('accepts a key again once its window has passed, and retention deletes expired keys', async () => {
+    const channel = await driver.createChannel({ dedup: { mode: 'auto', window_s: 60 } });
+    const keyed = { headers: { 'webhook-id': 'window-id' } };
+    const first = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    // Move the key's expiry into the past instead of waiting a minute.
+    await app.ctx.db.query(
+      `update dedup_keys set expires_at = now() - interval '1 second' where channel_id = $1`,
+      [channel.id],
+    );
+    const later = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    expect(later.status).toBe(200);
+    expect(later.body.duplicate).toBeUndefined();
+    expect(later.body.event_id).not.toBe(first.body.event_id);
+    const again = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    expect(again.body).toMatchObject({ event_id: later.body.event_id, duplicate: true });
+  });
+});
