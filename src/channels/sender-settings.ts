@@ -60,9 +60,12 @@ export const MAX_DEDUP_WINDOW_S = 2_592_000;
 
 /** One entry of `allowed_ips` as an address range; throws when it is neither an IP nor a CIDR range. */
 export function parseAllowedIp(entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] {
-  const text = entry.trim();
-  if (text.includes('/')) return ipaddr.parseCIDR(text);
-  if (!ipaddr.isValid(text)) throw new Error(`${text} is not an IP address`);
-  const address = ipaddr.parse(text);
-  return [address, address.kind() === 'ipv4' ? 32 : 128];
+  const [address = '', bits, ...rest] = entry.trim().split('/');
+  // Only the usual notations: ipaddr.js alone would also take "10.1" or "0x0a.1" for an IPv4.
+  const usual = ipaddr.IPv4.isValidFourPartDecimal(address) || ipaddr.IPv6.isValid(address);
+  if (!usual || rest.length > 0 || (bits !== undefined && !/^\d{1,3}$/.test(bits)))
+    throw new Error(`${entry} is neither an IP address nor a CIDR range`);
+  if (bits !== undefined) return ipaddr.parseCIDR(`${address}/${bits}`);
+  const parsed = ipaddr.parse(address);
+  return [parsed, parsed.kind() === 'ipv4' ? 32 : 128];
 }

@@ -158,3 +158,23 @@ export async function deleteExpiredEvents(
     last: row.received_at && row.id ? { receivedAt: row.received_at, id: row.id } : undefined,
   };
 }
+
+/**
+ * Deletes up to `limit` dedup keys whose window has passed, oldest first (dedup_keys_expires_idx),
+ * passing over keys another statement holds; says how many went. A request with an expired key
+ * that arrives before this runs is not a duplicate either: the receiver compares expires_at itself.
+ */
+export async function deleteExpiredDedupKeys(db: Queryable, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `delete from dedup_keys
+     where (channel_id, key) in (
+       select channel_id, key from dedup_keys
+       where expires_at <= now()
+       order by expires_at
+       limit $1
+       for update skip locked
+     )`,
+    [limit],
+  );
+  return rowCount;
+}

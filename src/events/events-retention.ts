@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import {
+  deleteExpiredDedupKeys,
   deleteExpiredEvents,
   listWorkspaceIds,
   RETENTION_START,
@@ -12,7 +13,7 @@ import {
 export interface RetentionOptions {
   db: Queryable;
   log: Logger;
-  /** Finished events received longer ago than this many days are deleted. */
+  /** Finished events received longer ago than this many days are deleted; 0 keeps them all. */
   retentionDays: number;
   /** Events deleted per statement: each batch is its own short transaction. */
   batchSize?: number;
@@ -28,6 +29,8 @@ export interface RetentionRun {
   deleted: number;
   /** Delete statements sent, including the last one of each workspace that found fewer than a batch. */
   batches: number;
+  /** Dedup keys past their window, deleted whatever the retention period. */
+  dedupKeysDeleted: number;
 }
 
 export const RETENTION_BATCH_SIZE = 1000;
@@ -36,7 +39,9 @@ const HOUR_MS = 60 * 60 * 1000;
 const FIRST_RUN_DELAY_MS = 30_000;
 
 /**
- * Deletes finished events older than the retention period, in small batches, periodically.
+ * Deletes finished events older than the retention period, and dedup keys past their window
+ * (so that table cannot grow without bound even when events are kept forever), in small
+ * batches, periodically.
  * Several processes may run it at once: their batches skip each other's rows. Tests drive
  * `runOnce()`; the service calls `start()` and, on shutdown, `stop()`.
  */
@@ -52,16 +57,27 @@ export class EventsRetention {
     this.pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
   }
 
-  /** Deletes every expired finished event (unless stopped midway) and says how much it did. */
+  /** Deletes every expired finished event and dedup key (unless stopped midway); says how many. */
   async runOnce(): Promise<RetentionRun> {
+    const run: RetentionRun = { deleted: 0, batches: 0, dedupKeysDeleted: 0 };
+    if (this.options.retentionDays > 0) await this.deleteEvents(run);
+    for (;;) {
+      if (this.stopping.signal.aborted) return run;
+      const deleted = await deleteExpiredDedupKeys(this.options.db, this.batchSize);
+      run.dedupKeysDeleted += deleted;
+      if (deleted < this.batchSize) return run;
+      if (this.pauseMs > 0) await this.pause();
+    }
+  }
+
+  private async deleteEvents(run: RetentionRun): Promise<void> {
     const { db, retentionDays } = this.options;
     // One cutoff for the whole run, so a run ends even while events keep expiring.
     const cutoff = await retentionCutoff(db, retentionDays);
-    const run: RetentionRun = { deleted: 0, batches: 0 };
     for (const workspaceId of await listWorkspaceIds(db)) {
       let after = RETENTION_START;
       for (;;) {
-        if (this.stopping.signal.aborted) return run;
+        if (this.stopping.signal.aborted) return;
         const batch = await deleteExpiredEvents(db, workspaceId, cutoff, after, this.batchSize);
         run.deleted += batch.deleted;
         run.batches += 1;
@@ -70,7 +86,6 @@ export class EventsRetention {
         if (this.pauseMs > 0) await this.pause();
       }
     }
-    return run;
   }
 
   /** Runs shortly after start, then every interval, until `stop()`. */
@@ -100,7 +115,7 @@ export class EventsRetention {
     const started = Date.now();
     try {
       const run = await this.runOnce();
-      if (run.deleted > 0) {
+      if (run.deleted > 0 || run.dedupKeysDeleted > 0) {
         log.info({ ...run, retentionDays, ms: Date.now() - started }, 'expired events deleted');
       }
     } catch (error) {
@@ -113,13 +128,15 @@ export class EventsRetention {
   }
 }
 
-/** Retention as configured, or undefined when events are kept forever (EVENT_RETENTION_DAYS unset or 0). */
+/**
+ * Retention as configured. With EVENT_RETENTION_DAYS unset or 0 events are kept forever, but
+ * the job still runs: expired dedup keys are deleted in any case.
+ */
 export function createEventsRetention(ctx: {
   config: Pick<Config, 'eventRetentionDays'>;
   db: Queryable;
   log: Logger;
-}): EventsRetention | undefined {
+}): EventsRetention {
   const days = ctx.config.eventRetentionDays;
-  if (days === 0) return undefined;
   return new EventsRetention({ db: ctx.db, log: ctx.log, retentionDays: days });
 }

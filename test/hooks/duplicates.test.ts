@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEventsRetention } from '../../src/events/events-retention.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
 import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
@@ -202,5 +203,16 @@ describe('the dedup window', () => {
     expect(later.body.event_id).not.toBe(first.body.event_id);
     const again = await driver.sendEvent(channel.webhook_url, undefined, keyed);
     expect(again.body).toMatchObject({ event_id: later.body.event_id, duplicate: true });
+
+    await app.ctx.db.query(
+      `update dedup_keys set expires_at = now() - interval '1 second' where channel_id = $1`,
+      [channel.id],
+    );
+    const run = await createEventsRetention(app.ctx).runOnce();
+    expect(run.dedupKeysDeleted).toBeGreaterThanOrEqual(1);
+    const { rows } = await app.ctx.db.query<{ n: number }>(
+      `select count(*)::integer as n from dedup_keys where expires_at <= now()`,
+    );
+    expect(rows[0]?.n).toBe(0);
   });
 });

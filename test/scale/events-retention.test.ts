@@ -70,8 +70,9 @@ describe('EVENT_RETENTION_DAYS', () => {
     );
   });
 
-  it('runs no retention at all when unset or 0', () => {
-    expect(createEventsRetention(app.ctx)).toBeUndefined();
+  it('deletes no event when unset or 0 (the job still runs, for expired dedup keys)', async () => {
+    const forever = createEventsRetention(app.ctx);
+    expect(await forever.runOnce()).toMatchObject({ deleted: 0, batches: 0 });
     const ctx = { ...app.ctx, config: parseConfig({ EVENT_RETENTION_DAYS: '30' }) };
     expect(createEventsRetention(ctx)).toBeInstanceOf(EventsRetention);
   });
@@ -117,7 +118,7 @@ describe('event retention', () => {
     };
     const run = await retention({ db: recording, batchSize: 100 }).runOnce();
 
-    expect(run).toEqual({ deleted: 370, batches: 5 });
+    expect(run).toEqual({ deleted: 370, batches: 5, dedupKeysDeleted: 0 });
     // default workspace: 100, 100, 50; the other one: 100, 20
     expect(deletedPerStatement).toEqual([100, 100, 50, 100, 20]);
     expect(await listedIds()).toEqual(kept);
@@ -140,7 +141,7 @@ describe('event retention', () => {
         },
       },
     });
-    expect(await stoppable.runOnce()).toEqual({ deleted: 10, batches: 1 });
+    expect(await stoppable.runOnce()).toMatchObject({ deleted: 10, batches: 1 });
   });
 });
 
@@ -222,7 +223,7 @@ describe.skipIf(!testDatabaseUrl)(
       expect(run.deleted).toBe(20);
 
       await deleter.query('commit');
-      expect(await retention().runOnce()).toEqual({ deleted: 5, batches: 1 });
+      expect(await retention().runOnce()).toEqual({ deleted: 5, batches: 1, dedupKeysDeleted: 0 });
       expect(await listedIds()).toEqual([]);
     });
   },

@@ -1,4 +1,5 @@
 import { Webhook } from 'standardwebhooks';
+import { sameSecret } from '../../secrets.js';
 import {
   checkTimestamp,
   decodeSignature,
@@ -124,9 +125,7 @@ const hmacHeader: SchemeCheck = (request, settings, secret) => {
 
 const headerSecret: SchemeCheck = (request, settings, secret) => {
   const name = settings.header as string;
-  // Both sides are hashed first: equal lengths for the comparison, and no hint of the secret's length.
-  const given = hmacSha256('header-secret', required(request, name));
-  if (!sameSignature(given, hmacSha256('header-secret', secret)))
+  if (!sameSecret(required(request, name), secret))
     throw new SignatureFailure(`The ${name} header does not hold this channel's secret.`);
 };
 
