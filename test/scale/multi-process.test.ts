@@ -182,5 +182,46 @@ describe.skipIf(!testDatabaseUrl || !redisUrl)(
         `worker: ${rows.length} accepted events, ${rows.filter((r) => r.status === 'replied').length} replied, ${ai.requests.length} AI calls`,
       );
     });
+
+    it('stores exactly one of 50 concurrent requests with one webhook-id sent through both processes', async () => {
+      const hook = await createChannel('Deduplicated');
+      await api('PATCH', '/workspace', { chat_quota: 1_000_000 });
+      const chatsBefore = (await api('GET', '/workspace')).body.chats_used as number;
+      const aiBefore = ai.requests.length;
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, async (_, i) => {
+          const res = await fetch(`${web[i % 2]?.baseUrl}${hook}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'webhook-id': 'msg_one_of_fifty' },
+            body: JSON.stringify({ order: { id: 'fifty' } }),
+          });
+          return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+        }),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(50).fill(200));
+      const ids = new Set(answers.map((a) => a.body.event_id));
+      expect(ids.size).toBe(1);
+      expect(answers.filter((a) => a.body.duplicate === true)).toHaveLength(49);
+      const eventId = [...ids][0] as string;
+      const { rows } = await database.db.query<{ id: string; duplicates: number }>(
+        `select e.id, e.duplicates from events e join channels c on c.id = e.channel_id
+         where c.name = 'Deduplicated'`,
+      );
+      expect(rows).toEqual([{ id: eventId, duplicates: 49 }]);
+      expect((await api('GET', '/workspace')).body.chats_used).toBe(chatsBefore + 1);
+
+      // the worker process answers it once
+      const deadline = Date.now() + 60_000;
+      let status = 'pending';
+      while (status !== 'replied' && Date.now() < deadline) {
+        status = ((await api('GET', `/events/${eventId}`)).body.status as string) ?? status;
+        if (status !== 'replied') await delay(100);
+      }
+      expect(status).toBe('replied');
+      expect(ai.requests.length - aiBefore).toBe(1);
+      console.log(
+        `dedup: 50 concurrent requests over 2 web processes → 1 event (${rows[0]?.duplicates} duplicates), 1 chat, 1 AI call`,
+      );
+    });
   },
 );
