@@ -23,7 +23,15 @@ export function createApp(ctx: AppContext): express.Express {
   // Webhooks first: the busiest path should not walk past the other routers.
   app.use(
     '/hooks',
-    hooksRouter(ctx.ingest, ctx.hookLimits, ctx.config.bodyLimitBytes, ctx.log, ctx.metrics),
+    hooksRouter(
+      ctx.ingest,
+      ctx.hookLimits,
+      ctx.config.bodyLimitBytes,
+      ctx.log,
+      ctx.metrics,
+      ctx.answers,
+      ctx.config.syncWaitMaxS,
+    ),
   );
   app.use(healthRoutes(ctx.db));
   app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));

@@ -32,6 +32,21 @@ const byteSize = z.string().transform((value, ctx) => {
   return parsed;
 });
 
+/** `5s,5m,30m,2h`: durations in ms, s, m, h or d, comma-separated, as milliseconds. */
+const durationList = z.string().transform((value, ctx) => {
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const entries = value.split(',').map((entry) => entry.trim());
+  const parsed = entries.map((entry) => /^(\d{1,9})(ms|s|m|h|d)$/.exec(entry));
+  if (parsed.some((match) => !match) || entries.length > 50) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be a comma-separated list of durations such as 5s,5m,2h (at most 50)',
+    });
+    return z.NEVER;
+  }
+  return parsed.map((match) => Number(match?.[1]) * (units[match?.[2] ?? 'ms'] ?? 1));
+});
+
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z
@@ -76,6 +91,12 @@ const envSchema = z
     WORKER_LEASE_MS: integer(1000, 3_600_000).optional(),
     WORKER_RETRY_BASE_MS: integer(0, 3_600_000).default(1000),
     WORKER_SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
+    SYNC_WAIT_MAX_S: integer(1, 3600).default(30),
+    DELIVERY_TIMEOUT_MS: integer(100, 600_000).default(15_000),
+    DELIVERY_RETRY_SCHEDULE: durationList.default([
+      5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+    ]),
+    DELIVERY_ALLOW_PRIVATE: boolean.default(false),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
@@ -160,6 +181,16 @@ const configSchema = envSchema.transform((e) => ({
   workerRetryBaseMs: e.WORKER_RETRY_BASE_MS,
   /** On shutdown, how long in-flight AI calls may finish before their events are released. */
   workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
+  /** The longest a sender's answer is held for `?wait=N` / `Prefer: wait=N` (seconds). */
+  syncWaitMaxS: e.SYNC_WAIT_MAX_S,
+  delivery: {
+    /** One delivery attempt's limit, from name resolution to the end of the answer. */
+    timeoutMs: e.DELIVERY_TIMEOUT_MS,
+    /** The wait before each further attempt: n entries mean up to n + 1 attempts. */
+    retryScheduleMs: e.DELIVERY_RETRY_SCHEDULE,
+    /** Lets reply URLs reach loopback and private addresses (a receiver on the same host). */
+    allowPrivate: e.DELIVERY_ALLOW_PRIVATE,
+  },
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
   eventRetentionDays: e.EVENT_RETENTION_DAYS,
   role: e.ROLE,

@@ -6,6 +6,8 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
+import { EventAnswers } from './events/event-answers.js';
+import { EventWaits } from './events/event-waits.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
 import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
@@ -45,6 +47,9 @@ export class AppContext {
   readonly ingest: IngestService;
   /** Brain Logs: the received events, for the API and the panel. */
   readonly events: EventsService;
+  /** Senders' answers about their events, held until the event finishes when asked to. */
+  readonly answers: EventAnswers;
+  private readonly waits: EventWaits;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -69,6 +74,8 @@ export class AppContext {
     this.channels = new ChannelsService(db, config.publicBaseUrl);
     this.ingest = new IngestService(db, config.bodyLimitBytes);
     this.events = new EventsService(db);
+    this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
+    this.answers = new EventAnswers(db, this.waits);
     this.admins = new AdminsService(db);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
     this.apiKeys = new ApiKeysService(db, {
@@ -106,6 +113,7 @@ export class AppContext {
     // Only processes that serve the panel need someone able to sign in to it.
     if (serving) await createFirstAdmin(this.admins, config, this.defaultWorkspaceId, log);
     if (serving) await this.ingest.start();
+    if (serving) await this.waits.start();
     if (options.background ?? true) {
       await this.worker?.start();
       this.retention?.start();
@@ -119,6 +127,7 @@ export class AppContext {
       await this.worker?.stop();
       await this.retention?.stop();
     }
+    await this.waits.stop();
     await this.ingest.stop();
     if (this.redis?.isOpen) await this.redis.quit().catch(() => undefined);
     if (this.ownsDatabase) await this.db.close();

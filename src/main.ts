@@ -33,6 +33,8 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
+    // Held answers (`?wait=N`) would keep their requests open past the grace period.
+    ctx.answers.cutWaitsShort();
     await stopAccepting(server, SHUTDOWN_GRACE_MS);
     await ctx.stop();
     ctx.log.info('stopped');

@@ -56,10 +56,28 @@ export const hookErrors = {
       'Payload too large',
       `The body is larger than the limit of ${limitBytes} bytes.`,
     ),
-  methodNotAllowed: () =>
-    new AppError(405, 'method_not_allowed', 'Method not allowed', 'Webhooks accept POST only.', {
-      Allow: 'POST',
-    }),
+  methodNotAllowed: (allow: 'POST' | 'GET' = 'POST') =>
+    new AppError(
+      405,
+      'method_not_allowed',
+      'Method not allowed',
+      allow === 'POST' ? 'Webhooks accept POST only.' : 'A webhook event is read with GET only.',
+      { Allow: allow },
+    ),
+  invalidWait: (given: string) =>
+    new AppError(
+      400,
+      'invalid_wait',
+      'Invalid wait',
+      `wait must be a whole number of seconds from 1 up, such as wait=10, not ${JSON.stringify(given)}.`,
+    ),
+  eventNotFound: () =>
+    new AppError(
+      404,
+      'event_not_found',
+      'Event not found',
+      'This webhook URL has no event with this id.',
+    ),
   senderNotAllowed: () =>
     new AppError(
       403,

@@ -1,5 +1,6 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AppError, serviceUnavailable } from '../errors.js';
+import { receivedAnswer, type EventAnswers } from '../events/event-answers.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
@@ -7,7 +8,8 @@ import { hookErrors } from './hook-errors.js';
 import type { IngestService, ReceivingChannel } from './ingest-service.js';
 import type { HookRateLimits } from './rate-limits.js';
 import { readBody } from './read-body.js';
-import { duplicateAnswer, receivedAnswer } from './webhook-answer.js';
+import { requestedWait } from './requested-wait.js';
+import { duplicateAnswer } from './webhook-answer.js';
 
 /** What the receiver's steps hand on to each other in `res.locals`. */
 export interface HookLocals extends Record<string, unknown> {
@@ -21,6 +23,7 @@ type HookHandler = RequestHandler<{ token: string }, unknown, unknown, unknown, 
 /**
  * `POST /hooks/:token` (mounted at `/hooks`). The middleware order is the order of the checks senders can rely on:
  * method, sender rate limit, token, channel rate limit, then the body checks in the service.
+ * `GET /hooks/:token/events/:eventId` answers like the POST did, for an event of that channel.
  */
 export function hooksRouter(
   ingest: IngestService,
@@ -28,6 +31,8 @@ export function hooksRouter(
   bodyLimitBytes: number,
   log: Logger,
   metrics: Metrics,
+  answers: EventAnswers,
+  syncWaitMaxS: number,
 ): Router {
   const router = Router();
 
@@ -45,23 +50,52 @@ export function hooksRouter(
   };
 
   const receive: HookHandler = async (req, res) => {
-    const outcome = await ingest.receive({
+    const wait = requestedWait(req, syncWaitMaxS);
+    const webhook = {
       channel: res.locals.channel,
       headers: req.headers,
       body: await readBody(req, bodyLimitBytes),
       senderIp: req.ip,
-    });
+    };
+    const outcome =
+      wait instanceof AppError ? await ingest.refuse(webhook, wait) : await ingest.receive(webhook);
     res.locals.eventId = outcome.eventId;
     if (!outcome.accepted) throw outcome.error;
+    const waitMs = wait as number;
     if ('duplicate' in outcome) {
-      res.status(200).json(duplicateAnswer(outcome.duplicate));
+      // A duplicate waits like its first event would have.
+      const first =
+        waitMs > 0 ? await answers.forEvent(outcome.eventId, waitMs) : outcome.duplicate;
+      res.status(200).json(duplicateAnswer(first));
       return;
     }
     metrics.eventsReceived.inc();
-    res.status(200).json(receivedAnswer(outcome.eventId));
+    res
+      .status(200)
+      .json(
+        waitMs > 0
+          ? await answers.forEvent(outcome.eventId, waitMs)
+          : receivedAnswer(outcome.eventId),
+      );
+  };
+
+  const getOnly: RequestHandler = (req, _res, next) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD') throw hookErrors.methodNotAllowed('GET');
+    next();
+  };
+
+  // The sender fetches the reply later: no quota, no per-channel limit, only the sender's.
+  const fetchAnswer: RequestHandler<{ token: string; eventId: string }> = async (req, res) => {
+    const wait = requestedWait(req, syncWaitMaxS);
+    if (wait instanceof AppError) throw wait;
+    const channel = res.locals.channel as ReceivingChannel;
+    const answer = await answers.inChannel(channel.id, req.params.eventId, wait);
+    if (!answer) throw hookErrors.eventNotFound();
+    res.status(200).json(answer);
   };
 
   router.all('/:token', postOnly, limits.perSender, findChannel, limits.perChannel, receive);
+  router.all('/:token/events/:eventId', getOnly, limits.perSender, findChannel, fetchAnswer);
   router.all('/', postOnly, limits.perSender, () => {
     throw hookErrors.channelNotFound();
   });

@@ -163,6 +163,26 @@ export class IngestService {
     return { accepted: false, eventId, error: STORE_REFUSALS[outcome]() };
   }
 
+  /**
+   * Records a request refused before its body was looked at (a bad `wait`), as a `rejected`
+   * event like every other refusal of an existing channel's request.
+   */
+  refuse(webhook: IncomingWebhook, error: AppError): Promise<IngestOutcome> {
+    const { channel } = webhook;
+    const received = Buffer.isBuffer(webhook.body)
+      ? limitBody(webhook.body, this.bodyLimitBytes)
+      : webhook.body;
+    const request = new RefusalRecord(
+      keptHeaders(webhook.headers, secretHeader(channel)),
+      senderAddress(webhook.senderIp),
+    );
+    return this.reject(
+      channel,
+      request.with(received.tooLarge ? received.head : received.bytes),
+      error,
+    );
+  }
+
   private async reject(
     channel: repo.ReceivingChannel,
     request: { payload: string; headers: Record<string, string>; senderIp: string | undefined },
