@@ -8,6 +8,9 @@ import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
 import { EventAnswers } from './events/event-answers.js';
 import { EventWaits } from './events/event-waits.js';
+import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
+import { DeliveriesService } from './deliveries/deliveries-service.js';
+import type { DeliveryWorker } from './deliveries/delivery-worker.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
 import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
@@ -47,6 +50,10 @@ export class AppContext {
   readonly ingest: IngestService;
   /** Brain Logs: the received events, for the API and the panel. */
   readonly events: EventsService;
+  /** Reply delivery: signing secrets, delivery states and attempts, "deliver again". */
+  readonly deliveries: DeliveriesService;
+  /** Sends reply deliveries; absent in a `ROLE=web` process. */
+  readonly deliveryWorker: DeliveryWorker | undefined;
   /** Senders' answers about their events, held until the event finishes when asked to. */
   readonly answers: EventAnswers;
   private readonly waits: EventWaits;
@@ -71,9 +78,13 @@ export class AppContext {
     private readonly ownsDatabase: boolean,
   ) {
     this.workspaces = new WorkspacesService(db);
-    this.channels = new ChannelsService(db, config.publicBaseUrl);
+    this.channels = new ChannelsService(db, {
+      publicBaseUrl: config.publicBaseUrl,
+      allowPrivateReplyUrls: config.delivery.allowPrivate,
+    });
     this.ingest = new IngestService(db, config.bodyLimitBytes);
-    this.events = new EventsService(db);
+    this.deliveries = new DeliveriesService(db);
+    this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
     this.admins = new AdminsService(db);
@@ -84,6 +95,7 @@ export class AppContext {
     });
     const background = config.role !== 'web';
     this.worker = background ? createWorker(this) : undefined;
+    this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
   }
 
@@ -116,6 +128,7 @@ export class AppContext {
     if (serving) await this.waits.start();
     if (options.background ?? true) {
       await this.worker?.start();
+      await this.deliveryWorker?.start();
       this.retention?.start();
     }
     this.running = options;
@@ -124,7 +137,7 @@ export class AppContext {
   /** Stops the background work (letting the worker finish or give back its events), then closes. */
   async stop(): Promise<void> {
     if (this.running?.background ?? true) {
-      await this.worker?.stop();
+      await Promise.all([this.worker?.stop(), this.deliveryWorker?.stop()]);
       await this.retention?.stop();
     }
     await this.waits.stop();

@@ -24,5 +24,14 @@ export function newToken(bits: number): string {
   return randomBytes(bits / 8).toString('base64url');
 }
 
+/**
+ * A Standard Webhooks signing secret: `whsec_` and 32 random bytes in (standard) base64, as
+ * that spec's libraries expect. Unlike the credentials above it is kept as it is: the service
+ * signs with it.
+ */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
 /** The shape of every row id the API and the panel accept: a positive bigint. */
 export const ROW_ID = /^[1-9]\d{0,17}$/;

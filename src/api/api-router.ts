@@ -2,6 +2,8 @@ import express, { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { EventsService } from '../events/events-service.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
+import type { DeliveriesService } from '../deliveries/deliveries-service.js';
+import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../events/events-routes.js';
 import { notFound } from '../errors.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
@@ -14,6 +16,7 @@ export interface ApiServices {
   workspaces: WorkspacesService;
   channels: ChannelsService;
   events: EventsService;
+  deliveries: DeliveriesService;
 }
 
 /** The management API under `/api/v1`: bearer-key auth, JSON in and out, problem+json errors. */
@@ -23,6 +26,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(requireApiKey(services.apiKeys));
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
+  router.use(deliveriesRoutes(services.deliveries));
   router.use(eventsRoutes(services.events));
   router.use(() => {
     throw notFound('This API path');

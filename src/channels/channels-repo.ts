@@ -14,13 +14,16 @@ export interface ChannelRow {
   secret_set: boolean;
   allowed_ips: string[];
   dedup: DedupSettings;
+  reply_url: string | null;
+  reply_enabled: boolean;
+  reply_disabled_reason: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `id, workspace_id, name, template, enabled, webhook_token,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
-  created_at, updated_at`;
+  reply_url, reply_enabled, reply_disabled_reason, created_at, updated_at`;
 
 export interface NewChannel {
   workspaceId: string;
@@ -30,16 +33,19 @@ export interface NewChannel {
   token: string;
   tokenHash: string;
   senders: SenderChanges;
+  reply: ReplyChanges;
 }
 
 export async function insertChannel(db: Queryable, channel: NewChannel): Promise<ChannelRow> {
   const { senders } = channel;
   const { rows } = await db.query<ChannelRow>(
     `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
-                           verification, verification_secret, allowed_ips, dedup)
+                           verification, verification_secret, allowed_ips, dedup,
+                           reply_url, reply_enabled, reply_secret)
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
-             coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'))
+             coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
+             $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end)
      returning ${COLUMNS}`,
     [
       channel.workspaceId,
@@ -52,6 +58,9 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
       senders.secret ?? null,
       senders.allowedIps ?? null,
       senders.dedup ? JSON.stringify(senders.dedup) : null,
+      channel.reply.url ?? null,
+      channel.reply.enabled ?? null,
+      channel.reply.secret,
     ],
   );
   return rows[0] as ChannelRow;
@@ -78,11 +87,20 @@ export async function findChannel(
   return rows[0];
 }
 
+/** Reply delivery settings to write; `url` undefined leaves the URL, null removes it. */
+export interface ReplyChanges {
+  url?: string | null;
+  enabled?: boolean;
+  /** Becomes the signing secret if the channel gets a URL and has no secret yet. */
+  secret: string;
+}
+
 export interface ChannelChanges {
   name?: string;
   template?: string;
   enabled?: boolean;
   senders?: SenderChanges;
+  reply: ReplyChanges;
 }
 
 /** The stored settings a change of sender settings is checked against (the secret included). */
@@ -115,6 +133,12 @@ export async function updateChannel(
        verification_secret = coalesce($7, verification_secret),
        allowed_ips = coalesce($8::text[], allowed_ips),
        dedup = coalesce($9::jsonb, dedup),
+       reply_url = case when $10::boolean then $11::text else reply_url end,
+       reply_enabled = coalesce($12::boolean, reply_enabled),
+       -- the reason explains an automatic switch-off; an admin's own choice replaces it
+       reply_disabled_reason = case when $12::boolean is null then reply_disabled_reason end,
+       reply_secret = case when $11::text is not null then coalesce(reply_secret, $13::text)
+         else reply_secret end,
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}`,
@@ -128,6 +152,10 @@ export async function updateChannel(
       senders?.secret ?? null,
       senders?.allowedIps ?? null,
       senders?.dedup ? JSON.stringify(senders.dedup) : null,
+      changes.reply.url !== undefined,
+      changes.reply.url ?? null,
+      changes.reply.enabled ?? null,
+      changes.reply.secret,
     ],
   );
   return rows[0];

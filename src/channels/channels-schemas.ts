@@ -6,6 +6,21 @@ const name = z.string().trim().min(1, 'must not be empty').max(200);
 // An empty template is allowed: its events are kept and end `skipped` without an AI call.
 const template = z.string().max(100_000);
 
+/**
+ * Where the channel's finished events are POSTed. A change merges into what is set: `url`
+ * alone leaves `enabled` as it was; `url: null` turns delivery off. `disabled_reason` is set
+ * by the service (a 410) and may be sent back as read, but is not written.
+ */
+const replyDelivery = z.strictObject({
+  url: z
+    .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+    .max(2000, 'must be at most 2000 characters long')
+    .nullable()
+    .optional(),
+  enabled: z.boolean().optional(),
+  disabled_reason: z.string().nullable().optional(),
+});
+
 export const createChannelSchema = z.strictObject({
   name,
   template,
@@ -13,6 +28,7 @@ export const createChannelSchema = z.strictObject({
   verification: verificationSchema.optional(),
   allowed_ips: allowedIpsSchema.optional(),
   dedup: dedupSchema.optional(),
+  reply_delivery: replyDelivery.optional(),
 });
 
 export const updateChannelSchema = z.strictObject({
@@ -22,9 +38,11 @@ export const updateChannelSchema = z.strictObject({
   verification: verificationSchema.optional(),
   allowed_ips: allowedIpsSchema.optional(),
   dedup: dedupSchema.optional(),
+  reply_delivery: replyDelivery.optional(),
 });
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
 
 export type CreateChannel = z.infer<typeof createChannelSchema>;
 export type UpdateChannel = z.infer<typeof updateChannelSchema>;
+export type ReplyDeliveryChange = z.infer<typeof replyDelivery>;

@@ -1,8 +1,10 @@
 import type { Database } from '../db/database.js';
-import { notFound } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
+import { whyUnreachable } from '../outbound/address-guard.js';
+import { newSigningSecret } from '../secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
-import type { CreateChannel, UpdateChannel } from './channels-schemas.js';
+import type { CreateChannel, ReplyDeliveryChange, UpdateChannel } from './channels-schemas.js';
 import { NEW_CHANNEL_SENDERS, senderChanges } from './sender-changes.js';
 import type { DedupSettings, VerificationScheme } from './sender-settings.js';
 import { hashWebhookToken, newWebhookToken } from './webhook-token.js';
@@ -23,19 +25,32 @@ export interface Channel {
   };
   allowed_ips: string[];
   dedup: DedupSettings;
+  /** Where finished events are POSTed (Standard Webhooks, signed with the reply secret). */
+  reply_delivery: {
+    url: string | null;
+    enabled: boolean;
+    /** Why delivery was turned off automatically (the receiver answered 410), else null. */
+    disabled_reason: string | null;
+  };
   created_at: string;
   updated_at: string;
+}
+
+export interface ChannelsOptions {
+  publicBaseUrl: string;
+  /** DELIVERY_ALLOW_PRIVATE: reply URLs may point at loopback and private addresses. */
+  allowPrivateReplyUrls: boolean;
 }
 
 /** Channel management for one workspace at a time; used by the API and the panel alike. */
 export class ChannelsService {
   constructor(
     private readonly db: Database,
-    private readonly publicBaseUrl: string,
+    private readonly options: ChannelsOptions,
   ) {}
 
   webhookUrl(token: string): string {
-    return `${this.publicBaseUrl}/hooks/${token}`;
+    return `${this.options.publicBaseUrl}/hooks/${token}`;
   }
 
   private toChannel(row: repo.ChannelRow): Channel {
@@ -48,6 +63,11 @@ export class ChannelsService {
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
       dedup: row.dedup,
+      reply_delivery: {
+        url: row.reply_url,
+        enabled: row.reply_enabled,
+        disabled_reason: row.reply_disabled_reason,
+      },
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
     };
@@ -63,6 +83,7 @@ export class ChannelsService {
       token,
       tokenHash: hashWebhookToken(token),
       senders: senderChanges(NEW_CHANNEL_SENDERS, input),
+      reply: await this.replyChanges(input.reply_delivery),
     });
     return this.toChannel(row);
   }
@@ -82,15 +103,42 @@ export class ChannelsService {
   }
 
   async update(workspaceId: string, id: string, changes: UpdateChannel): Promise<Channel> {
-    const { verification, allowed_ips, dedup, ...plain } = changes;
+    const { verification, allowed_ips, dedup, reply_delivery, ...plain } = changes;
     let senders;
     if (verification || allowed_ips || dedup) {
       const stored = await repo.findSenderSettings(this.db, workspaceId, id);
       if (!stored) throw notFound('This channel');
       senders = senderChanges(stored, { verification, allowed_ips, dedup });
     }
-    const row = await repo.updateChannel(this.db, workspaceId, id, { ...plain, senders });
+    const row = await repo.updateChannel(this.db, workspaceId, id, {
+      ...plain,
+      senders,
+      reply: await this.replyChanges(reply_delivery),
+    });
     return this.toChannel(orNotFound(row));
+  }
+
+  /**
+   * A reply URL must not lead to this host or its private network (SSRF) unless
+   * DELIVERY_ALLOW_PRIVATE is set; checked here, when it is saved, and again at every connection.
+   */
+  private async replyChanges(change: ReplyDeliveryChange | undefined): Promise<repo.ReplyChanges> {
+    const url = change?.url;
+    if (url) {
+      const refused = await whyUnreachable(new URL(url), this.options.allowPrivateReplyUrls);
+      if (refused) {
+        const message = `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`;
+        throw new AppError(
+          400,
+          'validation_failed',
+          'Invalid request',
+          `reply_delivery.url: ${message}`,
+          {},
+          { errors: [{ path: 'reply_delivery.url', message }] },
+        );
+      }
+    }
+    return { url, enabled: change?.enabled, secret: newSigningSecret() };
   }
 
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */

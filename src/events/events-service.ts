@@ -25,7 +25,21 @@ export interface EventJson {
   sender_ip: string | null;
   /** Later requests with this event's dedup key, answered with this event instead of stored. */
   duplicates: number;
+  /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
+  delivery: EventDelivery | null;
 }
+
+/** An event's reply delivery as the API shows it (see src/deliveries/). */
+export interface EventDelivery {
+  status: 'pending' | 'delivered' | 'failed' | 'held';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
+/** The latest delivery of each of these events that has one; passed in by the composition root. */
+export type DeliveryLookup = (eventIds: string[]) => Promise<Map<string, EventDelivery>>;
 
 export interface EventFilter {
   channelId?: string;
@@ -51,7 +65,10 @@ export const MAX_PAGE_SIZE = 500;
 
 /** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
 export class EventsService {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly deliveries: DeliveryLookup = async () => new Map(),
+  ) {}
 
   /**
    * One page, newest first. Events arriving between pages appear before the first page, never
@@ -92,8 +109,9 @@ export class EventsService {
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
+    const deliveries = await this.deliveries(page.map((row) => row.id));
     return {
-      data: page.map(toEventJson),
+      data: page.map((row) => toEventJson(row, deliveries.get(row.id))),
       next_cursor:
         rows.length > limit && last
           ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id })
@@ -105,7 +123,7 @@ export class EventsService {
   async get(workspaceId: string, id: string): Promise<EventJson> {
     const row = ROW_ID.test(id) ? await repo.findEvent(this.db, workspaceId, id) : undefined;
     if (!row) throw notFound('This event');
-    return toEventJson(row);
+    return toEventJson(row, (await this.deliveries([row.id])).get(row.id));
   }
 }
 
@@ -115,7 +133,7 @@ export function isStorableTime(date: Date): boolean {
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
 
-function toEventJson(row: repo.EventRow): EventJson {
+function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): EventJson {
   return {
     id: row.id,
     channel_id: row.channel_id,
@@ -130,5 +148,6 @@ function toEventJson(row: repo.EventRow): EventJson {
     headers: row.headers ?? {},
     sender_ip: row.sender_ip,
     duplicates: row.duplicates,
+    delivery: delivery ?? null,
   };
 }

@@ -78,6 +78,7 @@ describe('GET /api/v1/events/{id}', () => {
       headers: expect.objectContaining({ 'content-type': 'application/json' }),
       sender_ip: '127.0.0.1',
       duplicates: 0,
+      delivery: null,
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();

@@ -1,0 +1,40 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { EventsService } from '../events/events-service.js';
+import type { Logger } from '../logger.js';
+import { OutboundClient } from '../outbound/outbound-client.js';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
+
+export interface DeliveryWorkerDeps {
+  config: Config;
+  db: Database;
+  log: Logger;
+  events: EventsService;
+}
+
+/** Room for the database writes around one send before another worker may take the message. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * A delivery worker configured from the config; tests override single options (an address
+ * policy, an id). `allowPrivate` decides the connect-time address check of its HTTP client.
+ */
+export function createDeliveryWorker(
+  ctx: DeliveryWorkerDeps,
+  overrides: Partial<DeliveryWorkerOptions> & { allowPrivate?: boolean } = {},
+): DeliveryWorker {
+  const { config } = ctx;
+  const { allowPrivate = config.delivery.allowPrivate, ...options } = overrides;
+  return new DeliveryWorker({
+    db: ctx.db,
+    events: ctx.events,
+    client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
+    log: ctx.log,
+    concurrency: config.workerConcurrency,
+    pollIntervalMs: config.workerPollIntervalMs,
+    leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,
+    retryScheduleMs: config.delivery.retryScheduleMs,
+    shutdownGraceMs: config.workerShutdownGraceMs,
+    ...options,
+  });
+}

@@ -1,0 +1,119 @@
+import type { Queryable } from '../db/database.js';
+import type { DeliveryState } from './delivery-states.js';
+
+/** The latest delivery of an event, with whether its channel's delivery is on right now. */
+export interface DeliveryRow {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  state: DeliveryState;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  created_at: Date;
+  channel_delivery_on: boolean;
+}
+
+const DELIVERY_COLUMNS = `deliveries.id, deliveries.event_id, deliveries.webhook_id,
+  deliveries.state, deliveries.attempts, deliveries.last_status, deliveries.last_error,
+  deliveries.delivered_at, deliveries.created_at,
+  (channels.reply_enabled and channels.reply_url is not null and channels.deleted_at is null)
+    as channel_delivery_on`;
+
+/** The newest delivery of each of these events (an event replayed has one per outcome). */
+export async function latestDeliveries(
+  db: Queryable,
+  eventIds: readonly string[],
+): Promise<DeliveryRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await db.query<DeliveryRow>(
+    `select distinct on (deliveries.event_id) ${DELIVERY_COLUMNS}
+     from deliveries join channels on channels.id = deliveries.channel_id
+     where deliveries.event_id = any($1::bigint[])
+     order by deliveries.event_id, deliveries.id desc`,
+    [eventIds],
+  );
+  return rows;
+}
+
+/** The newest delivery of a channel: "the last delivery result" of the channel editor. */
+export async function lastChannelDelivery(
+  db: Queryable,
+  channelId: string,
+): Promise<DeliveryRow | undefined> {
+  const { rows } = await db.query<DeliveryRow>(
+    `select ${DELIVERY_COLUMNS}
+     from deliveries join channels on channels.id = deliveries.channel_id
+     where deliveries.channel_id = $1 and deliveries.attempts > 0
+     order by deliveries.id desc limit 1`,
+    [channelId],
+  );
+  return rows[0];
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempted_at: Date;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** Every attempt made to deliver an event (all its deliveries), oldest first. */
+export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
+  const { rows } = await db.query<AttemptRow>(
+    `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms
+     from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
+     where deliveries.event_id = $1
+     order by delivery_attempts.id`,
+    [eventId],
+  );
+  return rows;
+}
+
+/** The channel's signing secret, made now if it has none yet; undefined for no such channel. */
+export async function ensureReplySecret(
+  db: Queryable,
+  workspaceId: string,
+  channelId: string,
+  fresh: string,
+): Promise<string | undefined> {
+  // Writes only when there is no secret yet; the select sees the row as it was before.
+  const { rows } = await db.query<{ reply_secret: string | null }>(
+    `with made as (
+       update channels set reply_secret = $3
+       where workspace_id = $1 and id = $2 and deleted_at is null and reply_secret is null
+       returning reply_secret
+     )
+     select coalesce((select reply_secret from made), reply_secret) as reply_secret
+     from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
+    [workspaceId, channelId, fresh],
+  );
+  return rows[0]?.reply_secret ?? undefined;
+}
+
+/**
+ * Replaces the signing secret; the one it replaces keeps signing for `overlapHours` more, so
+ * receivers can switch over without losing a message.
+ */
+export async function rotateReplySecret(
+  db: Queryable,
+  workspaceId: string,
+  channelId: string,
+  fresh: string,
+  overlapHours: number,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ reply_secret: string }>(
+    `update channels set
+       reply_previous_secret = reply_secret,
+       reply_previous_until = case when reply_secret is null then null
+         else now() + $4::integer * interval '1 hour' end,
+       reply_secret = $3,
+       updated_at = now()
+     where workspace_id = $1 and id = $2 and deleted_at is null
+     returning reply_secret`,
+    [workspaceId, channelId, fresh, overlapHours],
+  );
+  return rows[0]?.reply_secret;
+}

@@ -1,0 +1,91 @@
+import type { Queryable } from '../db/database.js';
+import { AppError, notFound } from '../errors.js';
+import type { EventDelivery } from '../events/events-service.js';
+import { newSigningSecret, ROW_ID } from '../secrets.js';
+import * as repo from './deliveries-repo.js';
+import { shownStatus } from './delivery-states.js';
+import { redeliver } from './queue-redeliver.js';
+
+/** How long a replaced reply secret keeps signing messages next to the new one. */
+export const ROTATION_OVERLAP_HOURS = 24;
+
+/** One attempt to deliver an event's reply, for Brain Logs. */
+export interface DeliveryAttempt {
+  attempted_at: string;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** Reply delivery seen from the API and the panel: secrets, states, attempts, "deliver again". */
+export class DeliveriesService {
+  constructor(private readonly db: Queryable) {}
+
+  /** The channel's signing secret (`whsec_...`), made on first use. */
+  async replySecret(workspaceId: string, channelId: string): Promise<string> {
+    const secret = ROW_ID.test(channelId)
+      ? await repo.ensureReplySecret(this.db, workspaceId, channelId, newSigningSecret())
+      : undefined;
+    if (!secret) throw notFound('This channel');
+    return secret;
+  }
+
+  /** A new signing secret; the previous one keeps signing too for ROTATION_OVERLAP_HOURS. */
+  async rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
+    const secret = ROW_ID.test(channelId)
+      ? await repo.rotateReplySecret(
+          this.db,
+          workspaceId,
+          channelId,
+          newSigningSecret(),
+          ROTATION_OVERLAP_HOURS,
+        )
+      : undefined;
+    if (!secret) throw notFound('This channel');
+    return secret;
+  }
+
+  /** The latest delivery of each event that has one (the events' `delivery` field). */
+  readonly deliveriesOf = async (eventIds: string[]): Promise<Map<string, EventDelivery>> => {
+    const rows = await repo.latestDeliveries(this.db, eventIds);
+    return new Map(rows.map((row) => [row.event_id, toEventDelivery(row)]));
+  };
+
+  /** The channel's most recent attempted delivery: "the last delivery result" in its editor. */
+  async lastOfChannel(channelId: string): Promise<EventDelivery | undefined> {
+    const row = await repo.lastChannelDelivery(this.db, channelId);
+    return row ? toEventDelivery(row) : undefined;
+  }
+
+  /** Every attempt made to deliver an event's reply, oldest first. */
+  async attemptsOf(eventId: string): Promise<DeliveryAttempt[]> {
+    const rows = ROW_ID.test(eventId) ? await repo.attemptsOfEvent(this.db, eventId) : [];
+    return rows.map((row) => ({
+      attempted_at: new Date(row.attempted_at).toISOString(),
+      status: row.status,
+      error: row.error,
+      duration_ms: row.duration_ms,
+    }));
+  }
+
+  /** "Deliver again": a failed delivery gets a fresh round of the retry schedule, due now. */
+  async deliverAgain(workspaceId: string, eventId: string): Promise<void> {
+    if (ROW_ID.test(eventId) && (await redeliver(this.db, workspaceId, eventId))) return;
+    throw new AppError(
+      409,
+      'delivery_not_failed',
+      'Nothing to deliver again',
+      'Only an event whose reply delivery failed can be delivered again.',
+    );
+  }
+}
+
+function toEventDelivery(row: repo.DeliveryRow): EventDelivery {
+  return {
+    status: shownStatus(row.state, row.channel_delivery_on),
+    attempts: row.attempts,
+    last_status: row.last_status,
+    last_error: row.last_error,
+    delivered_at: row.delivered_at ? new Date(row.delivered_at).toISOString() : null,
+  };
+}

@@ -1,0 +1,123 @@
+import { performance } from 'node:perf_hooks';
+import type { Queryable } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import {
+  OutboundError,
+  type OutboundClient,
+  type OutboundResponse,
+} from '../outbound/outbound-client.js';
+import { messageHeaders } from './delivery-message.js';
+import { deliveryGone } from './queue-gone.js';
+import { markDelivered } from './queue-delivered.js';
+import type { ClaimedDelivery } from './queue-claim.js';
+import { releaseDelivery } from './queue-release.js';
+import { retryDelivery } from './queue-retry.js';
+
+export interface AttemptDeps {
+  db: Queryable;
+  client: OutboundClient;
+  log: Logger;
+  workerId: string;
+  retryScheduleMs: readonly number[];
+}
+
+/** What became of one attempt; `lost` means another worker had taken the delivery over. */
+export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'gone' | 'released' | 'lost';
+
+/**
+ * Sends one message once and records what the receiver made of it: a 2xx delivers it; a 410
+ * turns the channel's delivery off and the message waits; anything else (another status, a 3xx,
+ * no answer in time, a reset connection) is retried on the schedule, at least as late as a
+ * `Retry-After` asks; an address that may not be reached fails it at once.
+ */
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  delivery: ClaimedDelivery,
+  body: string,
+  signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  const { db, log, workerId } = deps;
+  const deliveryId = delivery.id;
+  const secrets = delivery.previous_secret
+    ? [delivery.secret, delivery.previous_secret]
+    : [delivery.secret];
+  const started = performance.now();
+  const took = () => performance.now() - started;
+  let res: OutboundResponse;
+  try {
+    res = await deps.client.post(
+      delivery.url,
+      body,
+      messageHeaders(delivery.webhook_id, body, secrets, new Date()),
+      signal,
+    );
+  } catch (error) {
+    if (signal.aborted) {
+      return (await releaseDelivery(db, deliveryId, workerId)) ? 'released' : 'lost';
+    }
+    if (!(error instanceof OutboundError)) throw error;
+    return retry(deps, delivery, {
+      status: null,
+      error: error.message,
+      durationMs: took(),
+      notBeforeMs: 0,
+      final: !error.retryable,
+    });
+  }
+
+  if (res.status >= 200 && res.status < 300) {
+    if (!(await markDelivered(db, deliveryId, workerId, res.status, took()))) return 'lost';
+    log.info({ eventId: delivery.event_id, deliveryId, status: res.status }, 'reply delivered');
+    return 'delivered';
+  }
+  if (res.status === 410) {
+    const reason = `The reply URL answered 410 Gone on ${new Date().toISOString()}; delivery is off until an admin turns it on again.`;
+    if (!(await deliveryGone(db, deliveryId, workerId, reason, took()))) return 'lost';
+    log.warn({ eventId: delivery.event_id, deliveryId }, 'reply URL gone; delivery turned off');
+    return 'gone';
+  }
+  return retry(deps, delivery, {
+    status: res.status,
+    error: describeAnswer(res),
+    durationMs: took(),
+    notBeforeMs: res.retryAfterMs,
+    final: false,
+  });
+}
+
+async function retry(
+  deps: AttemptDeps,
+  delivery: ClaimedDelivery,
+  attempt: Parameters<typeof retryDelivery>[3],
+): Promise<AttemptOutcome> {
+  const state = await retryDelivery(
+    deps.db,
+    delivery.id,
+    deps.workerId,
+    attempt,
+    deps.retryScheduleMs,
+  );
+  if (!state) return 'lost';
+  const failed = state === 'failed';
+  deps.log.warn(
+    {
+      eventId: delivery.event_id,
+      deliveryId: delivery.id,
+      status: attempt.status,
+      error: attempt.error,
+    },
+    failed ? 'reply delivery failed' : 'reply delivery attempt failed; retrying later',
+  );
+  return failed ? 'failed' : 'retried';
+}
+
+/** A non-2xx answer in words for Brain Logs: the status, where a 3xx pointed, the body's start. */
+function describeAnswer(res: OutboundResponse): string {
+  if (res.status >= 300 && res.status < 400) {
+    const location = res.headers.location ? ` to ${res.headers.location}` : '';
+    return `HTTP ${res.status}: a redirect${location}, which is not followed; set the final URL.`;
+  }
+  const text = res.bodyStart.replaceAll('\u0000', '\uFFFD').replace(/\s+/g, ' ').trim();
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return `HTTP ${res.status}${shown ? `: ${shown}` : ''}`;
+}

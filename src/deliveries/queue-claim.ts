@@ -1,0 +1,66 @@
+import type { Queryable } from '../db/database.js';
+import type { DeliveryType } from './delivery-states.js';
+
+/** A delivery reserved for one worker, with everything its attempt needs. */
+export interface ClaimedDelivery {
+  id: string;
+  event_id: string;
+  workspace_id: string;
+  webhook_id: string;
+  type: DeliveryType;
+  /** The body fixed before the first attempt; null until then. */
+  message: string | null;
+  attempts: number;
+  url: string;
+  secret: string;
+  /** The secret before the last rotation, while its overlap lasts. */
+  previous_secret: string | null;
+}
+
+/**
+ * Reserves up to `limit` due deliveries for `workerId` until `leaseMs` from now, in one
+ * statement that commits before anything is sent (the same discipline as the events queue,
+ * src/worker/queue-claim.ts):
+ *
+ * - `for update of deliveries skip locked`: concurrent claims pass over each other's rows, so
+ *   no two workers send one message at once; the where clause is re-checked on the newest row
+ *   version after locking.
+ * - `due_at` (generated, migrations/0008) is a pending delivery's `run_at` or a sending one's
+ *   `locked_until`: one condition finds due messages and messages whose worker died mid-send,
+ *   which go out again with the same webhook-id.
+ * - Only channels whose delivery is on: messages of a channel that answered 410, was turned off
+ *   or lost its URL stay pending ("held") and go out once it is on again.
+ * - The URL and secrets are read here, so an attempt uses the channel's settings of now.
+ */
+export async function claimDeliveries(
+  db: Queryable,
+  workerId: string,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.query<ClaimedDelivery>(
+    `with next as (
+       select deliveries.id from deliveries
+       join channels on channels.id = deliveries.channel_id
+       where deliveries.state in ('pending', 'sending') and deliveries.due_at <= now()
+         and channels.reply_enabled and channels.reply_url is not null
+         and channels.reply_secret is not null and channels.deleted_at is null
+       order by deliveries.due_at, deliveries.id
+       limit $2
+       for update of deliveries skip locked
+     )
+     update deliveries set
+       state = 'sending',
+       locked_by = $1,
+       locked_until = now() + $3::integer * interval '1 millisecond'
+     from next, channels
+     where deliveries.id = next.id and channels.id = deliveries.channel_id
+     returning deliveries.id, deliveries.event_id, channels.workspace_id, deliveries.webhook_id,
+       deliveries.type, deliveries.message, deliveries.attempts, channels.reply_url as url,
+       channels.reply_secret as secret,
+       case when channels.reply_previous_until > now() then channels.reply_previous_secret end
+         as previous_secret`,
+    [workerId, limit, leaseMs],
+  );
+  return rows;
+}

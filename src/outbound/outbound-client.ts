@@ -1,0 +1,147 @@
+import http from 'node:http';
+import https from 'node:https';
+import { AddressRefusedError, guardedLookup, refuseLiteralAddress } from './address-guard.js';
+
+/** What the other side answered (any status: the caller decides what a status means). */
+export interface OutboundResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  /** The start of the answer's body, for error messages; the rest is read and dropped. */
+  bodyStart: string;
+  /** How long the answer asked the caller to wait (`Retry-After`), in ms; 0 when it did not. */
+  retryAfterMs: number;
+}
+
+/**
+ * Why no answer came. `retryable` says whether trying again later may help (a timeout, a reset
+ * connection) or not (an address that is not allowed, a URL that cannot be used); the message
+ * is shown to admins in Brain Logs.
+ */
+export class OutboundError extends Error {
+  override name = 'OutboundError';
+
+  constructor(
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface OutboundOptions {
+  /** The whole call's limit: name resolution, connection, request, and the answer's last byte. */
+  timeoutMs: number;
+  /** Lets calls reach loopback and private addresses (see address-guard.ts). */
+  allowPrivate: boolean;
+}
+
+const BODY_START_BYTES = 1024;
+
+/**
+ * The one small client for outbound HTTP to URLs admins typed in: a deadline on every call,
+ * redirects never followed (a 3xx is an answer like any other), every address checked at
+ * connect time, and the failures classified here once. Its own keep-alive agents, so sockets
+ * opened under one address policy are never reused under another.
+ */
+export class OutboundClient {
+  private readonly agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  };
+
+  constructor(private readonly options: OutboundOptions) {}
+
+  /** POSTs `body`; resolves with the answer, whatever its status, or rejects with an OutboundError. */
+  async post(
+    url: string,
+    body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<OutboundResponse> {
+    const { timeoutMs, allowPrivate } = this.options;
+    let target: URL;
+    try {
+      target = new URL(url);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:')
+        throw new Error('only http:// and https:// URLs can be called');
+      refuseLiteralAddress(target.hostname, allowPrivate);
+    } catch (error) {
+      throw new OutboundError(`Not sent: ${messageOf(error)}.`, false);
+    }
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const aborted = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    try {
+      return await this.send(target, body, headers, aborted);
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason;
+      if (deadline.aborted) throw new OutboundError(`No answer within ${timeoutMs} ms.`, true);
+      if (error instanceof AddressRefusedError)
+        throw new OutboundError(`Not sent: ${error.message}.`, false);
+      throw new OutboundError(`Could not reach ${target.host}: ${networkReason(error)}.`, true);
+    }
+  }
+
+  /** Closes idle keep-alive sockets (shutdown). */
+  close(): void {
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
+  }
+
+  private send(
+    target: URL,
+    body: string,
+    headers: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<OutboundResponse> {
+    const transport = target.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = transport.request(target, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: this.agents[target.protocol as 'http:' | 'https:'],
+        lookup: guardedLookup(this.options.allowPrivate),
+        signal,
+      });
+      req.on('error', reject);
+      req.on('response', (res) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        res.on('data', (chunk: Buffer) => {
+          if (kept < BODY_START_BYTES) chunks.push(chunk);
+          kept += chunk.length;
+        });
+        res.on('error', reject);
+        res.on('aborted', () => reject(new Error('the answer was cut off')));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            bodyStart: Buffer.concat(chunks).subarray(0, BODY_START_BYTES).toString('utf8'),
+            retryAfterMs: retryAfterMs(res.headers['retry-after']),
+          }),
+        );
+      });
+      req.end(body);
+    });
+  }
+}
+
+const MAX_RETRY_AFTER_MS = 24 * 3_600_000;
+
+/** `Retry-After` as seconds or as an HTTP date, in ms from now; 0 when absent or unreadable. */
+export function retryAfterMs(header: string | undefined, now = Date.now()): number {
+  if (!header) return 0;
+  const text = header.trim();
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now;
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : 0;
+}
+
+function networkReason(error: unknown): string {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === 'string') return code;
+  return messageOf(error);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
