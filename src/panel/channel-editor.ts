@@ -40,6 +40,11 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
+    const [replySecret, lastDelivery] = await Promise.all([
+      ctx.deliveries.replySecret(workspaceId(res), channel.id),
+      ctx.deliveries.lastOfChannel(channel.id),
+    ]);
+    const example = samplePayloadFor(channel.template);
     res.status(extras.status ?? 200).render('channels/edit', {
       title: channel.name,
       channel,
@@ -49,7 +54,13 @@ export function channelEditor(ctx: PanelServices) {
       preview,
       previewNote: extras.previewNote,
       testOutcome: extras.testOutcome,
-      curl: curlLine(channel.webhook_url, samplePayloadFor(channel.template)),
+      curl: curlLine(channel.webhook_url, example),
+      replies: {
+        waitCurl: curlLine(`${channel.webhook_url}?wait=10`, example),
+        fetchUrl: `${channel.webhook_url}/events/{event_id}`,
+        secret: replySecret,
+        lastDelivery,
+      },
     });
   };
 

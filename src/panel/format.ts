@@ -58,6 +58,16 @@ const REFUSALS: Record<string, string> = {
     'Refused: the body was not sent as JSON; send it with Content-Type: application/json (the sender got 415).',
   payload_too_large:
     'Refused: the body is larger than the size limit (the sender got 413). Only its first 1 KB is kept here.',
+  invalid_wait:
+    'Refused: ?wait= was not a positive whole number of seconds, such as ?wait=10 (the sender got 400).',
+};
+
+/** A reply delivery's state (see src/deliveries/delivery-states.ts), in words. */
+export const DELIVERY_LABELS: Record<string, string> = {
+  pending: 'Delivery pending',
+  delivered: 'Delivered',
+  failed: 'Delivery failed',
+  held: 'Delivery held',
 };
 
 export function refusal(code: string | null): string {
@@ -71,4 +81,5 @@ export const fmt = {
   refusal,
   statusLabel: (s: string) => STATUS_LABELS[s] ?? s,
   statusHint: (s: string) => STATUS_HINTS[s] ?? '',
+  deliveryLabel: (s: string) => DELIVERY_LABELS[s] ?? s,
 };

@@ -91,7 +91,8 @@ export function logPages(ctx: PanelServices): Router {
     const event = await ctx.events.get(ws, String(req.params.id));
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     const view = eventView(event, channels, Number.POSITIVE_INFINITY);
-    res.render('logs/show', { title: `Event #${event.id}`, event: view });
+    const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
+    res.render('logs/show', { title: `Event #${event.id}`, event: view, deliveryAttempts });
   });
 
   return router;

@@ -8,6 +8,7 @@ import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
 import { logPages } from './log-pages.js';
 import { loginPages } from './login-pages.js';
+import { replyPages } from './reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace-pages.js';
 
@@ -59,8 +60,9 @@ export function panelRouter(ctx: PanelServices): Router {
   router.get('/', (_req, res) => res.redirect(302, '/channels'));
 
   const signedIn = [requireAdmin(ctx, cookies), checkCsrf];
-  router.use('/channels', ...signedIn, requireWorkspace, channelPages(ctx));
-  router.use('/logs', ...signedIn, requireWorkspace, logPages(ctx));
+  const replies = replyPages(ctx);
+  router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
+  router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
   router.use('/workspace', ...signedIn, workspacePages(ctx));
   router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));
   router.use('/account', ...signedIn, accountPages(ctx));

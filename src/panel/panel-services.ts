@@ -2,6 +2,7 @@ import type { AdminsService } from '../auth/admins-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { Config } from '../config.js';
+import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import type { EventsService } from '../events/events-service.js';
 import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
@@ -21,6 +22,8 @@ export interface PanelServices {
   apiKeys: ApiKeysService;
   channels: ChannelsService;
   events: EventsService;
+  /** Reply delivery: the channel's secret, the last result, attempts, "deliver again". */
+  deliveries: DeliveriesService;
   /** The receiver, for the editor's "send test event". */
   ingest: IngestService;
   /** The workspace ADMIN_API_KEY manages. */

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
+import { ReplyReceiver } from '../support/reply-receiver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+
+let app: TestApp;
+let client: PanelClient;
+let driver: Driver;
+let receiver: ReplyReceiver;
+
+beforeAll(async () => {
+  receiver = await ReplyReceiver.start();
+  app = await startTestApp({
+    env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
+  });
+  client = new PanelClient(app);
+  driver = new Driver(app);
+  await client.signIn();
+});
+afterAll(async () => {
+  await app.close();
+  await receiver.close();
+});
+
+const valueOf = (html: string, id: string) =>
+  unescapeHtml(new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(html)?.[1] ?? '');
+
+describe('Where replies go, in the channel editor', () => {
+  it('shows the three ways back with copy-ready examples and the reply secret', async () => {
+    const id = await client.createChannel('Orders');
+    const html = (await client.page(`/channels/${id}`)).text;
+    const webhookUrl = valueOf(html, 'webhook-url');
+    expect(html).toContain('Where replies go');
+    expect(unescapeHtml(html)).toContain(`curl -X POST '${webhookUrl}?wait=10'`);
+    expect(valueOf(html, 'fetch-url')).toBe(`${webhookUrl}/events/{event_id}`);
+    const secret = valueOf(html, 'reply-secret');
+    expect(secret).toMatch(/^whsec_/);
+    expect((await driver.api('get', `/channels/${id}/reply-secret`)).body.secret).toBe(secret);
+    expect(html).toContain('Nothing delivered yet.');
+  });
+
+  it('saves the reply URL, refuses a bad one, turns delivery off and on, rotates the secret', async () => {
+    const id = await client.createChannel('Deliveries');
+    const bad = await client.form(`/channels/${id}/reply-url`, { reply_url: 'ftp://x' });
+    expect(bad.status).toBe(303);
+    expect((await client.page(`/channels/${id}`)).text).toContain('Reply URL not saved');
+
+    const saved = await client.form(`/channels/${id}/reply-url`, { reply_url: receiver.url() });
+    expect(saved.headers.location).toBe(`/channels/${id}#replies`);
+    let channel = (await driver.api('get', `/channels/${id}`)).body;
+    expect(channel.reply_delivery).toEqual({
+      url: receiver.url(),
+      enabled: true,
+      disabled_reason: null,
+    });
+
+    await client.form(`/channels/${id}/reply-delivery/disable`);
+    channel = (await driver.api('get', `/channels/${id}`)).body;
+    expect(channel.reply_delivery.enabled).toBe(false);
+    expect((await client.page(`/channels/${id}`)).text).toContain('Turn delivery on');
+    await client.form(`/channels/${id}/reply-delivery/enable`);
+    expect((await driver.api('get', `/channels/${id}`)).body.reply_delivery.enabled).toBe(true);
+
+    const before = valueOf((await client.page(`/channels/${id}`)).text, 'reply-secret');
+    await client.form(`/channels/${id}/reply-secret/rotate`);
+    const after = valueOf((await client.page(`/channels/${id}`)).text, 'reply-secret');
+    expect(after).toMatch(/^whsec_/);
+    expect(after).not.toBe(before);
+  });
+});
+
+describe('reply delivery in Brain Logs', () => {
+  it('shows the delivery state and every attempt, and delivers a failed one again', async () => {
+    const id = await client.createChannel('Logged');
+    await client.form(`/channels/${id}/reply-url`, { reply_url: receiver.url() });
+    receiver.enqueue({ status: 500 }, { status: 503 });
+    const sent = await driver.sendEvent(await client.webhookUrl(id), { order: { id: 5 } });
+    const eventId = sent.body.event_id as string;
+    await app.ctx.worker?.runOnce();
+    await eventually(async () => {
+      await app.ctx.deliveryWorker?.runOnce();
+      return (await driver.api('get', `/events/${eventId}`)).body.delivery?.status === 'failed';
+    });
+
+    const failed = (await client.page(`/logs/${eventId}`)).text;
+    expect(failed).toContain('Delivery failed');
+    expect(failed).toContain('HTTP 500');
+    expect(failed).toContain('HTTP 503');
+    expect(failed).toContain('Deliver again');
+    expect((await client.page('/logs')).text).toContain('badge-delivery-failed');
+
+    const again = await client.form(`/logs/${eventId}/deliver-again`);
+    expect(again.headers.location).toBe(`/logs/${eventId}`);
+    await eventually(async () => {
+      await app.ctx.deliveryWorker?.runOnce();
+      return (await driver.api('get', `/events/${eventId}`)).body.delivery?.status === 'delivered';
+    });
+    const delivered = (await client.page(`/logs/${eventId}`)).text;
+    expect(delivered).toContain('Delivered');
+    expect(delivered).not.toContain('Deliver again');
+    expect((await client.page(`/channels/${id}`)).text).toMatch(
+      /id="last-delivery"><span class="badge badge-delivery-delivered">/,
+    );
+
+    const nothing = await client.form(`/logs/${eventId}/deliver-again`);
+    expect(nothing.status).toBe(409);
+  });
+});
