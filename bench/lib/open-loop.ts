@@ -52,7 +52,7 @@ export async function runOpenLoop(
           agent,
           host: target.hostname,
           port: target.port,
-          path: target.pathname,
+          path: `${target.pathname}${target.search}`,
           method: 'POST',
           headers: {
             'content-type': 'application/json',

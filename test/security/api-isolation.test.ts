@@ -94,6 +94,18 @@ const ROUTES: RouteCase[] = [
   },
   {
     method: 'get',
+    route: '/api/v1/channels/{id}/reply-secret',
+    path: (v) => `/channels/${v.channelId}/reply-secret`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/channels/{id}/reply-secret/rotate',
+    path: (v) => `/channels/${v.channelId}/reply-secret/rotate`,
+    status: 404,
+  },
+  {
+    method: 'get',
     route: '/api/v1/events',
     path: () => '/events',
     status: 200,
