@@ -85,4 +85,14 @@
       timer = setTimeout(refresh, 350);
     });
   }
+
+  // "Who may send": the guide follows the scheme picked, before the form is saved.
+  var scheme = document.getElementById('scheme');
+  if (scheme) {
+    scheme.addEventListener('change', function () {
+      document.querySelectorAll('.scheme-guide-item').forEach(function (item) {
+        item.classList.toggle('current', item.getAttribute('data-scheme') === scheme.value);
+      });
+    });
+  }
 })();

@@ -4,6 +4,7 @@ import type { PanelServices } from './panel-services.js';
 import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { formField, workspaceId } from './panel-auth.js';
+import { SCHEME_CHOICES, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 
 export interface EditorForm {
@@ -23,6 +24,8 @@ export interface TestOutcome {
 interface EditorExtras {
   status?: number;
   errors?: FieldErrors;
+  /** The "Who may send" form as submitted, when it is shown again with its errors. */
+  senderForm?: SenderForm;
   testOutcome?: TestOutcome;
   previewNote?: string;
 }
@@ -61,6 +64,8 @@ export function channelEditor(ctx: PanelServices) {
         secret: replySecret,
         lastDelivery,
       },
+      senderForm: extras.senderForm ?? senderFormOf(channel),
+      schemeChoices: SCHEME_CHOICES,
     });
   };
 

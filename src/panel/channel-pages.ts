@@ -1,7 +1,9 @@
 import { Router } from 'express';
 import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
 import type { PanelServices } from './panel-services.js';
+import { ZodError } from 'zod';
 import { channelEditor } from './channel-editor.js';
+import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
 import { fieldErrors, pathId, textareaText } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
 
@@ -77,6 +79,36 @@ export function channelPages(ctx: PanelServices): Router {
   router.post('/:id/preview', async (req, res) => {
     const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
     await editor.preview(req, res, channel);
+  });
+
+  router.post('/:id/senders', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const submitted = senderFormFrom(req.body);
+    const refuse = (error: ZodError) =>
+      editor.show(
+        res,
+        channel,
+        { name: channel.name, template: channel.template },
+        {
+          status: 400,
+          errors: senderFieldErrors(error),
+          senderForm: submitted,
+        },
+      );
+    const parsed = updateChannelSchema.safeParse(senderChangesOf(submitted));
+    if (!parsed.success) return refuse(parsed.error);
+    try {
+      await ctx.channels.update(ws, channel.id, parsed.data);
+    } catch (error) {
+      if (error instanceof ZodError) return refuse(error);
+      throw error;
+    }
+    await ctx.sessions.flash(signedIn(res).session, {
+      kind: 'ok',
+      text: 'Sender settings saved: they apply to the next request.',
+    });
+    res.redirect(303, `/channels/${channel.id}#who-may-send`);
   });
 
   router.post('/:id/test', async (req, res) => {

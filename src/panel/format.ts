@@ -60,6 +60,12 @@ const REFUSALS: Record<string, string> = {
     'Refused: the body is larger than the size limit (the sender got 413). Only its first 1 KB is kept here.',
   invalid_wait:
     'Refused: ?wait= was not a positive whole number of seconds, such as ?wait=10 (the sender got 400).',
+  sender_not_allowed:
+    "Refused: the sender's address is not in the channel's allowed addresses (the sender got 403). Add it under “Who may send” in the channel editor.",
+  signature_invalid:
+    "Refused: the request was not signed as the channel's verification asks — wrong secret, missing header or an old timestamp (the sender got 401). Compare the secret on both sides.",
+  invalid_encoding:
+    'Refused: the body does not decode as its Content-Encoding says (the sender got 400).',
 };
 
 /** A reply delivery's state (see src/deliveries/delivery-states.ts), in words. */
@@ -75,8 +81,16 @@ export function refusal(code: string | null): string {
   return REFUSALS[code] ?? `Refused: ${code}.`;
 }
 
+/** `512 B`, `3.4 KB`, `1.2 MB`: a payload's size at a glance. */
+export function byteSize(count: number): string {
+  if (count < 1024) return `${count} B`;
+  if (count < 1024 * 1024) return `${(count / 1024).toFixed(1)} KB`;
+  return `${(count / 1024 / 1024).toFixed(1)} MB`;
+}
+
 export const fmt = {
   utcTime,
+  byteSize,
   ago,
   refusal,
   statusLabel: (s: string) => STATUS_LABELS[s] ?? s,

@@ -23,6 +23,10 @@ export interface EventView extends EventJson {
   payloadIsJson: boolean;
   /** Some text was cut for the list; the full event is at /logs/:id. */
   cut: boolean;
+  /** The payload's size in bytes, as stored. */
+  sizeBytes: number;
+  /** The request headers by name, sorted for reading. */
+  headerList: [string, string][];
 }
 
 function eventView(event: EventJson, channels: Map<string, Channel>, limit: number): EventView {
@@ -46,6 +50,8 @@ function eventView(event: EventJson, channels: Map<string, Channel>, limit: numb
     payloadText: payload.text,
     payloadIsJson: payload.isJson,
     cut,
+    sizeBytes: Buffer.byteLength(event.payload, 'utf8'),
+    headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
   };
 }
 

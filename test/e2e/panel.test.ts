@@ -157,6 +157,27 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     await page.screenshot({ path: `${SCREENSHOTS}/channels-editor.png`, fullPage: true });
   });
 
+  it('chooses who may send: the guide follows the scheme picked, and unsigned requests get 401', async () => {
+    await page.selectOption('#scheme', 'github');
+    expect(await page.getAttribute('.scheme-guide-item.current', 'data-scheme')).toBe('github');
+    await page.fill('#secret', 'e2e-github-secret');
+    await Promise.all([
+      page.waitForURL(/\/channels\/\d+(#who-may-send)?$/),
+      page.click('button:has-text("Save sender settings")'),
+    ]);
+    expect(await page.textContent('.flash')).toContain('Sender settings saved');
+    expect(await page.getAttribute('#secret', 'placeholder')).toContain('A secret is set');
+    expect(await postFromPage(page, channelUrl, { order: { id: 8 } })).toBe(401);
+    await page.locator('#who-may-send').screenshot({ path: `${SCREENSHOTS}/who-may-send.png` });
+
+    await page.selectOption('#scheme', 'none');
+    await Promise.all([
+      page.waitForURL(/\/channels\/\d+(#who-may-send)?$/),
+      page.click('button:has-text("Save sender settings")'),
+    ]);
+    expect(await postFromPage(page, channelUrl, { order: { id: 9 } })).toBe(200);
+  });
+
   it('regenerates the URL: the old one answers 404, the new one works', async () => {
     await Promise.all([page.waitForURL(/\/regenerate$/), page.click('text=Regenerate URL…')]);
     expect(await page.textContent('.notice')).toContain('The current URL stops working at once.');

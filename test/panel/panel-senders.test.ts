@@ -1,0 +1,142 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+
+let app: TestApp;
+let client: PanelClient;
+let driver: Driver;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: ADMIN_ENV });
+  client = new PanelClient(app);
+  driver = new Driver(app);
+  await client.signIn();
+});
+afterAll(() => app.close());
+
+const senderForm = (changes: Record<string, string>) => ({
+  scheme: 'none',
+  header: '',
+  encoding: 'hex',
+  tolerance_s: '',
+  secret: '',
+  allowed_ips: '',
+  dedup_mode: 'auto',
+  dedup_field: '',
+  dedup_window_s: '86400',
+  ...changes,
+});
+
+describe('the channel editor’s “Who may send”', () => {
+  it('offers every scheme with what the sender must set up', async () => {
+    const id = await client.createChannel('Repo pushes');
+    const html = unescapeHtml((await client.page(`/channels/${id}`)).text);
+    expect(html).toContain('Who may send');
+    for (const scheme of [
+      'none',
+      'standard-webhooks',
+      'stripe',
+      'github',
+      'shopify',
+      'slack',
+      'hmac-sha256',
+      'header-secret',
+    ]) {
+      expect(html).toContain(`<option value="${scheme}"`);
+    }
+    expect(html).toContain('paste this same secret into the Secret field');
+  });
+
+  it('saves a GitHub verification whose secret is never shown again, and the sender must sign', async () => {
+    const id = await client.createChannel('GitHub pushes');
+    const url = await client.webhookUrl(id);
+    const secret = 'panel-github-secret-4242';
+    const saved = await client.form(
+      `/channels/${id}/senders`,
+      senderForm({ scheme: 'github', secret, allowed_ips: '127.0.0.1\n::1' }),
+    );
+    expect(saved.status).toBe(303);
+    const page = await client.page(`/channels/${id}`);
+    expect(page.text).not.toContain(secret);
+    expect(page.text).toContain('A secret is set');
+
+    expect((await driver.sendEvent(url)).status).toBe(401);
+    const body = '{"order":{"id":1}}';
+    const signature = `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+    const signed = await driver.sendEvent(url, body, {
+      headers: { 'X-Hub-Signature-256': signature },
+    });
+    expect(signed.status).toBe(200);
+
+    // saving again without a secret keeps it
+    await client.form(
+      `/channels/${id}/senders`,
+      senderForm({ scheme: 'github', dedup_mode: 'off', allowed_ips: '127.0.0.1\n::1' }),
+    );
+    expect(
+      (await driver.sendEvent(url, body, { headers: { 'X-Hub-Signature-256': signature } })).status,
+    ).toBe(200);
+    const channel = await driver.api('get', `/channels/${id}`).expect(200);
+    expect(channel.body).toMatchObject({
+      verification: { scheme: 'github', secret_set: true },
+      allowed_ips: ['127.0.0.1', '::1'],
+      dedup: { mode: 'off', window_s: 86400 },
+    });
+  });
+
+  it('shows what is wrong next to the field, and keeps what was typed', async () => {
+    const id = await client.createChannel('Half set up');
+    const res = await client.form(
+      `/channels/${id}/senders`,
+      senderForm({
+        scheme: 'stripe',
+        allowed_ips: '10.0.0.0/8\nnot-an-address',
+        dedup_mode: 'payload',
+      }),
+    );
+    expect(res.status).toBe(400);
+    const html = unescapeHtml(res.text);
+    expect(html).toContain('id="allowed_ips-error"');
+    expect(html).toContain('not-an-address');
+    const noSecret = await client.form(
+      `/channels/${id}/senders`,
+      senderForm({ scheme: 'stripe', allowed_ips: '10.0.0.0/8' }),
+    );
+    expect(noSecret.status).toBe(400);
+    expect(unescapeHtml(noSecret.text)).toMatch(/id="secret-error">is required for stripe/);
+  });
+});
+
+describe('Brain Logs', () => {
+  it('shows headers (credentials redacted), the sender address, the size and the duplicate count', async () => {
+    const id = await client.createChannel('Logged');
+    const url = await client.webhookUrl(id);
+    const headers = {
+      'webhook-id': 'msg_logged',
+      Authorization: 'Bearer panel-credential-1',
+      'X-Trace': 'trace-77',
+    };
+    const first = await driver.sendEvent(url, { order: { id: 5 } }, { headers });
+    await driver.sendEvent(url, { order: { id: 5 } }, { headers });
+    const html = unescapeHtml((await client.page(`/logs/${first.body.event_id}`)).text);
+    expect(html).toContain('Request headers');
+    expect(html).toMatch(/<code>authorization<\/code><\/th><td><code>\[redacted\]<\/code>/);
+    expect(html).toContain('trace-77');
+    expect(html).not.toContain('panel-credential-1');
+    expect(html).toContain('From 127.0.0.1');
+    expect(html).toContain('Size 18 B');
+    expect(html).toContain('Duplicates answered: 1');
+  });
+
+  it('explains signature and address refusals', async () => {
+    const id = await client.createChannel('Locked');
+    const url = await client.webhookUrl(id);
+    await client.form(`/channels/${id}/senders`, senderForm({ allowed_ips: '10.0.0.0/8' }));
+    const refused = await driver.sendEvent(url);
+    expect(refused.body.code).toBe('sender_not_allowed');
+    const html = unescapeHtml((await client.page(`/logs?channel=${id}`)).text);
+    expect(html).toContain("the sender's address is not in the channel's allowed addresses");
+  });
+});
