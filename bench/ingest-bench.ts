@@ -10,11 +10,13 @@
  * as a markdown table.
  *
  *   npm run bench                      closed loop at 32 and 128 connections, 10 s each; fixed
- *                                      rate 500/s; end to end with the worker
+ *                                      rate 500/s; end to end with the worker; and the receiver
+ *                                      again on a channel with standard-webhooks verification
+ *                                      and automatic duplicate detection (ours-signed)
  *   npm run bench -- --quick           3 s runs
  *   npm run bench -- --profile         also a CPU profile of the receiver at 128 connections
  *
- * Options: --duration=<s> (or BENCH_DURATION), --only=ours,a,a+q,b,c, --tsx (run the sources
+ * Options: --duration=<s> (or BENCH_DURATION), --only=ours,ours-signed,a,a+q,b,c, --tsx (run the sources
  * instead of the build), --no-build (use dist/ as it is), --entry=<main.js> (measure another
  * build of hookprompt, e.g. a candidate change built elsewhere), --skip-e2e, --e2e-events=<n>,
  * --e2e-rate=<n/s>, --e2e-concurrency=<WORKER_CONCURRENCY>. BENCH_DATABASE_URL picks the server
@@ -43,7 +45,14 @@ import {
 import { totalOf } from './lib/latency.js';
 import { createScratchDatabase, runSql, type ScratchDatabase } from './lib/scratch-database.js';
 import { projectRoot } from './lib/server-process.js';
-import { baselines, hookpromptTarget, type RunningTarget, type Target } from './lib/targets.js';
+import { standardWebhooksSender } from './lib/signed-sender.js';
+import {
+  baselines,
+  hookpromptTarget,
+  type BenchSender,
+  type RunningTarget,
+  type Target,
+} from './lib/targets.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -88,7 +97,8 @@ const ours = (
   label: string,
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
-) => hookpromptTarget(key, label, hookpromptEntry, env, nodeFlags);
+  sender?: BenchSender,
+) => hookpromptTarget(key, label, hookpromptEntry, env, nodeFlags, sender);
 
 const cleanups: (() => Promise<void>)[] = [];
 process.once('SIGINT', () => {
@@ -136,6 +146,26 @@ async function main(): Promise<void> {
       };
       console.log(openLoopLine(row));
       openLoop.push(row);
+    });
+  }
+
+  if (!only || only.has('ours-signed')) {
+    // What sender checks cost: every request verified and given a dedup key, on the same
+    // payload, measured like the plain channel above.
+    const signed = ours(
+      'ours-signed',
+      'ours (standard-webhooks + dedup)',
+      {},
+      [],
+      standardWebhooksSender(orderPayload),
+    );
+    await withTarget(signed, db, async (running) => {
+      for (const connections of connectionCounts) {
+        await checkpoint();
+        const row = await measureClosedLoop(signed, running, db, connections);
+        console.log(closedLoopLine(row));
+        closedLoop.push(row);
+      }
     });
   }
 
@@ -268,7 +298,7 @@ async function withTarget(
   const stop = () => running.server.stop();
   cleanups.push(stop);
   try {
-    await runClosedLoop(running.url, orderPayload, 32, warmupSeconds);
+    await runClosedLoop(running.url, orderPayload, 32, warmupSeconds, running.headersFor);
     await work(running);
   } finally {
     cleanups.splice(cleanups.indexOf(stop), 1);
@@ -284,7 +314,13 @@ async function measureClosedLoop(
   connections: number,
 ): Promise<ClosedLoopRow> {
   const before = cpuSnapshot(running.server.pid, db.name);
-  const result = await runClosedLoop(running.url, orderPayload, connections, seconds);
+  const result = await runClosedLoop(
+    running.url,
+    orderPayload,
+    connections,
+    seconds,
+    running.headersFor,
+  );
   const after = cpuSnapshot(running.server.pid, db.name);
   return {
     key: target.key,
@@ -311,6 +347,9 @@ function ratiosOf(rows: ClosedLoopRow[]): BenchReport['ratios'] {
   add('ours / (a)', at128('a'), 1.5);
   add('ours / (a+q)', at128('a+q'));
   add('ours / (b)', at128('b'), 0.7);
+  const signed = at128('ours-signed');
+  if (signed !== undefined)
+    ratios.push({ name: 'ours signed + dedup / ours', value: signed / ours, target: 0.85 });
   const info = at128('ours-info');
   if (info !== undefined) ratios.push({ name: 'ours LOG_LEVEL=info / warn', value: info / ours });
   return ratios;

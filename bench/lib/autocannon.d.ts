@@ -10,6 +10,17 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
+    /** Per-request changes; each request of a connection goes through `setupRequest` first. */
+    requests?: {
+      setupRequest?: (request: RequestParams) => RequestParams;
+    }[];
+  }
+
+  interface RequestParams {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
   }
 
   interface Result {

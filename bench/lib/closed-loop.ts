@@ -26,6 +26,8 @@ export function runClosedLoop(
   body: string,
   connections: number,
   seconds: number,
+  /** Headers made anew for every request (a signature, a unique delivery id). */
+  headersFor?: () => Record<string, string>,
 ): Promise<ClosedLoopResult> {
   const latencies: number[] = [];
   const non200: StatusCounts = {};
@@ -39,6 +41,16 @@ export function runClosedLoop(
         body,
         connections,
         duration: seconds,
+        requests: headersFor
+          ? [
+              {
+                setupRequest: (request) => ({
+                  ...request,
+                  headers: { ...request.headers, ...headersFor() },
+                }),
+              },
+            ]
+          : undefined,
       },
       (error, result) => {
         done = true;

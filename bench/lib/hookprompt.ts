@@ -17,6 +17,8 @@ export interface HookpromptOptions {
   nodeFlags?: string[];
   /** Environment on top of the benchmark's defaults (ROLE=web, AI_PROVIDER=echo, LOG_LEVEL=warn). */
   env?: Record<string, string>;
+  /** Further channel settings (verification, dedup...) for the benchmark channel. */
+  channel?: Record<string, unknown>;
 }
 
 export interface RunningHookprompt {
@@ -58,6 +60,7 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     const channel = await api('POST', '/channels', {
       name: `bench ${options.name}`,
       template: orderTemplate,
+      ...options.channel,
     });
     // Posted to directly, not through PUBLIC_BASE_URL, which the server was not told.
     const path = new URL(String(channel.webhook_url)).pathname;

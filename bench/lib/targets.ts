@@ -6,6 +6,8 @@ export interface RunningTarget {
   server: ServerProcess;
   /** Where webhooks are posted. */
   url: string;
+  /** Headers each request needs (a signed channel's signature); none when absent. */
+  headersFor?: () => Record<string, string>;
 }
 
 export interface Target {
@@ -53,6 +55,7 @@ export function hookpromptTarget(
   nodeArgs: string[],
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
+  sender?: BenchSender,
 ): Target {
   return {
     key,
@@ -65,8 +68,15 @@ export function hookpromptTarget(
         logFile,
         env,
         nodeFlags,
+        channel: sender?.channel,
       });
-      return { server, url: webhookUrl };
+      return { server, url: webhookUrl, headersFor: sender?.headersFor };
     },
   };
+}
+
+/** A sender with its own channel settings, and the headers it adds to every request. */
+export interface BenchSender {
+  channel: Record<string, unknown>;
+  headersFor: () => Record<string, string>;
 }
