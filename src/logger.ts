@@ -9,6 +9,8 @@ export const REDACTED_PATHS = [
   'req.headers["x-api-key"]',
   'res.headers["set-cookie"]',
   '*.password',
+  '*.secret',
+  '*.verification_secret',
   '*.apiKey',
   '*.token',
   '*.webhookToken',

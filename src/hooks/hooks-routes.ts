@@ -63,6 +63,7 @@ export function hooksRouter(
     if (!outcome.accepted) throw outcome.error;
     const waitMs = wait as number;
     if ('duplicate' in outcome) {
+      metrics.eventsDuplicate.inc();
       // A duplicate waits like its first event would have.
       const first =
         waitMs > 0 ? await answers.forEvent(outcome.eventId, waitMs) : outcome.duplicate;

@@ -28,6 +28,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly eventsDuplicate = new Counter({
+    name: 'hookprompt_events_duplicate_total',
+    help: 'Webhook requests answered as duplicates of an earlier event (nothing stored).',
+    registers: [this.registry],
+  });
+
   readonly eventsRejected = new Counter({
     name: 'hookprompt_events_rejected_total',
     help: 'Webhook requests refused, by problem code.',

@@ -45,6 +45,8 @@ describe('duplicates (auto mode, the default)', () => {
 
     const events = await driver.eventsOf(channel.id);
     expect(events).toHaveLength(1);
+    const metrics = await (await fetch(`${app.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^hookprompt_events_duplicate_total 49$/m);
     expect(await chatsUsed()).toBe(before + 1);
     const requestsBefore = ai.requests.length;
     await createWorker(app.ctx).runOnce();
