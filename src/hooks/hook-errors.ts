@@ -16,12 +16,16 @@ export const hookErrors = {
       'Channel disabled',
       'This channel is disabled; an admin can enable it in the Channels editor.',
     ),
-  quotaExceeded: () =>
+  /** `resets_at` and `chat_quota` let a sender know when to try again without asking an admin. */
+  quotaExceeded: (quota: { chatQuota: number; resetsAt: Date }) =>
     new AppError(
       403,
       'quota_exceeded',
       'Chat quota used up',
-      'The workspace has used its chat quota for this month.',
+      `The workspace has used its chat quota of ${quota.chatQuota} for this month; ` +
+        `it starts again at ${quota.resetsAt.toISOString()}.`,
+      {},
+      { resets_at: quota.resetsAt.toISOString(), chat_quota: quota.chatQuota },
     ),
   rateLimited: (retryAfterSeconds: number) =>
     new AppError(

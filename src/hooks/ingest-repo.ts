@@ -51,3 +51,20 @@ export async function insertRejectedEvent(
   );
   return (rows[0] as { id: string }).id;
 }
+
+export interface QuotaState {
+  chatQuota: number;
+  /** The start of the next calendar month (UTC), when usage counts from 0 again. */
+  resetsAt: Date;
+}
+
+/** The quota a refusal names: read after the refusal, so it is the workspace's current one. */
+export async function findQuota(db: Queryable, workspaceId: string): Promise<QuotaState> {
+  const { rows } = await db.query<{ chat_quota: number; resets_at: Date }>(
+    `select chat_quota, (${CURRENT_MONTH_START} + interval '1 month') as resets_at
+     from workspaces where id = $1`,
+    [workspaceId],
+  );
+  const row = rows[0];
+  return { chatQuota: row?.chat_quota ?? 0, resetsAt: new Date(row?.resets_at ?? Date.now()) };
+}

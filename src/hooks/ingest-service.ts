@@ -44,12 +44,6 @@ export type IngestOutcome =
 /** The database notification sent when a channel changes (see migrations/0004). */
 export const CHANNEL_CHANGED = 'hookprompt_channel_changed';
 
-// Why the storing statement refused an event that passed every earlier check.
-const STORE_REFUSALS = {
-  quota_exceeded: hookErrors.quotaExceeded,
-  channel_disabled: hookErrors.channelDisabled,
-  channel_not_found: hookErrors.channelNotFound,
-};
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -159,8 +153,20 @@ export class IngestService {
     }
     const { outcome, eventId } = stored;
     if (outcome === 'accepted') return { accepted: true, eventId: eventId as string };
-    if (outcome !== 'quota_exceeded') this.cache.forget(channel.webhook_token_hash);
-    return { accepted: false, eventId, error: STORE_REFUSALS[outcome]() };
+    return { accepted: false, eventId, error: await this.storeRefusal(channel, outcome) };
+  }
+
+  // Why the storing statement refused an event that passed every earlier check.
+  private async storeRefusal(
+    channel: repo.ReceivingChannel,
+    outcome: Exclude<repo.StoredEvent['outcome'], 'accepted'>,
+  ): Promise<AppError> {
+    if (outcome === 'quota_exceeded')
+      return hookErrors.quotaExceeded(await repo.findQuota(this.db, channel.workspace_id));
+    this.cache.forget(channel.webhook_token_hash);
+    return outcome === 'channel_disabled'
+      ? hookErrors.channelDisabled()
+      : hookErrors.channelNotFound();
   }
 
   /**

@@ -256,6 +256,21 @@ describe('workspace chat quota', () => {
     }
   });
 
+  it('says when the quota starts again and how large it is', async () => {
+    const channel = await newChannel();
+    await driver.setWorkspace({ chat_quota: 1, chats_used: 0 }).expect(200);
+    expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
+    const res = await driver.sendEvent(channel.webhook_url);
+    expectProblem(res, 403, 'quota_exceeded');
+    const now = new Date();
+    const nextMonth = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+    expect(res.body).toMatchObject({ chat_quota: 1, resets_at: nextMonth.toISOString() });
+    expect(res.body.detail).toContain(nextMonth.toISOString());
+    const workspace = await driver.api('get', '/workspace').expect(200);
+    expect(res.body.resets_at).toBe(workspace.body.quota_resets_at);
+    await driver.setWorkspace({ chat_quota: 1000, chats_used: 0 }).expect(200);
+  });
+
   it('starts counting again when a calendar month begins', async () => {
     const channel = await newChannel();
     await driver.setWorkspace({ chat_quota: 1, chats_used: 0 }).expect(200);
