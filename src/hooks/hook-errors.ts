@@ -44,6 +44,16 @@ export const hookErrors = {
       'Unsupported media type',
       `The body must be JSON (Content-Type: application/json), not ${contentType}.`,
     ),
+  /** GitHub's default delivery: form-encoded with the JSON in a `payload` field. */
+  formPayload: () =>
+    new AppError(
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      'The body is a form with the JSON in a "payload" field, as GitHub sends by default. ' +
+        'Send the JSON itself instead. GitHub: Content type → application/json ' +
+        "(the repository's Settings → Webhooks → Edit).",
+    ),
   invalidJson: (reason: string) =>
     new AppError(400, 'invalid_json', 'Invalid JSON', `The body is not valid JSON: ${reason}`),
   payloadNotObject: () =>

@@ -120,12 +120,12 @@ export class IngestService {
     if (!checked.ok) return this.reject(channel, request.with(checked.kept), checked.error);
     const body = checked.bytes;
     const mediaType = headers['content-type'];
-    if (!isJsonMediaType(mediaType))
-      return this.reject(
-        channel,
-        request.with(body),
-        hookErrors.unsupportedMediaType(mediaType ?? ''),
-      );
+    if (!isJsonMediaType(mediaType)) {
+      const refusal = isFormWithPayload(mediaType, body)
+        ? hookErrors.formPayload()
+        : hookErrors.unsupportedMediaType(mediaType ?? '');
+      return this.reject(channel, request.with(body), refusal);
+    }
 
     let text: string;
     let payload: JsonValue;
@@ -225,6 +225,16 @@ export function isJsonMediaType(header: string | undefined): boolean {
   } catch {
     return false;
   }
+}
+
+/** A form-encoded body with a `payload` field: what GitHub sends unless told to send JSON. */
+export function isFormWithPayload(header: string | undefined, bytes: Buffer): boolean {
+  try {
+    if (contentType.parse(header ?? '').type !== 'application/x-www-form-urlencoded') return false;
+  } catch {
+    return false;
+  }
+  return new URLSearchParams(bytes.toString('latin1')).has('payload');
 }
 
 // Refused bodies may be any bytes; PostgreSQL text holds neither NUL nor invalid UTF-8,

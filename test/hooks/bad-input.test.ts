@@ -127,6 +127,31 @@ const corpus: [string, string | Uint8Array, string | null, number, string | unde
   ['vendor +json type', '{"a":1}', 'application/cloudevents+json; charset=utf-8', 200, undefined],
 ];
 
+describe('a form body with a payload field (GitHub\'s default)', () => {
+  it('answers 415 with a detail naming the fix, and keeps the refusal in Brain Logs', async () => {
+    const json = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
+    const res = await driver.sendEvent(
+      channel.webhook_url,
+      `payload=${encodeURIComponent(json)}`,
+      { contentType: 'application/x-www-form-urlencoded' },
+    );
+    expect(res.status).toBe(415);
+    expect(res.body.code).toBe('unsupported_media_type');
+    expect(res.body.detail).toContain('GitHub: Content type → application/json');
+    const events = await driver.eventsOf(channel.id);
+    expect(events.at(-1)).toMatchObject({ status: 'rejected', error: 'unsupported_media_type' });
+  });
+
+  it('keeps the general detail for other forms', async () => {
+    const res = await driver.sendEvent(channel.webhook_url, 'a=1&b=2', {
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.detail).not.toContain('GitHub');
+    expect(res.body.detail).toContain('application/json');
+  });
+});
+
 function expectSafeProblem(res: HookResponse, status: number, code: string | undefined) {
   expect(res.status).toBe(status);
   if (code) {
