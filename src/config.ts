@@ -1,5 +1,6 @@
 import bytes from 'bytes';
 import { z } from 'zod';
+import './validation-messages.js';
 
 /** A configuration value that cannot be used; start-up stops with `message` as its one line. */
 export class ConfigError extends Error {

@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { ZodError } from 'zod';
 import type { Logger } from './logger.js';
+// Every ZodError turned into a problem below carries these readable messages.
+import './validation-messages.js';
 
 /** The one error type of the service: an HTTP status, a machine `code`, and words for people. */
 export class AppError extends Error {

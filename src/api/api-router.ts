@@ -1,4 +1,4 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { EventsService } from '../events/events-service.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
@@ -10,6 +10,7 @@ import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
 import { requireApiKey } from './api-auth.js';
+import { jsonBody } from './json-body.js';
 
 export interface ApiServices {
   apiKeys: ApiKeysService;
@@ -22,8 +23,8 @@ export interface ApiServices {
 /** The management API under `/api/v1`: bearer-key auth, JSON in and out, problem+json errors. */
 export function apiRouter(services: ApiServices): Router {
   const router = Router();
-  router.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
   router.use(requireApiKey(services.apiKeys));
+  router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
   router.use(deliveriesRoutes(services.deliveries));

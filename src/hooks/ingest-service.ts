@@ -44,7 +44,6 @@ export type IngestOutcome =
 /** The database notification sent when a channel changes (see migrations/0004). */
 export const CHANNEL_CHANGED = 'hookprompt_channel_changed';
 
-
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */

@@ -127,14 +127,12 @@ const corpus: [string, string | Uint8Array, string | null, number, string | unde
   ['vendor +json type', '{"a":1}', 'application/cloudevents+json; charset=utf-8', 200, undefined],
 ];
 
-describe('a form body with a payload field (GitHub\'s default)', () => {
+describe("a form body with a payload field (GitHub's default)", () => {
   it('answers 415 with a detail naming the fix, and keeps the refusal in Brain Logs', async () => {
     const json = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
-    const res = await driver.sendEvent(
-      channel.webhook_url,
-      `payload=${encodeURIComponent(json)}`,
-      { contentType: 'application/x-www-form-urlencoded' },
-    );
+    const res = await driver.sendEvent(channel.webhook_url, `payload=${encodeURIComponent(json)}`, {
+      contentType: 'application/x-www-form-urlencoded',
+    });
     expect(res.status).toBe(415);
     expect(res.body.code).toBe('unsupported_media_type');
     expect(res.body.detail).toContain('GitHub: Content type → application/json');
