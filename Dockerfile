@@ -18,6 +18,7 @@ COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 COPY views ./views
 COPY public ./public
+COPY docs/openapi.yaml ./docs/openapi.yaml
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 3000

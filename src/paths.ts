@@ -16,3 +16,4 @@ export const projectRoot = findProjectRoot(import.meta.dirname);
 export const migrationsDir = join(projectRoot, 'migrations');
 export const viewsDir = join(projectRoot, 'views');
 export const publicDir = join(projectRoot, 'public');
+export const openApiFile = join(projectRoot, 'docs', 'openapi.yaml');

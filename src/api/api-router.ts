@@ -11,8 +11,10 @@ import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
 import { requireApiKey } from './api-auth.js';
 import { jsonBody } from './json-body.js';
+import { openApiRoutes } from './openapi-routes.js';
 
 export interface ApiServices {
+  config: { publicBaseUrl: string };
   apiKeys: ApiKeysService;
   workspaces: WorkspacesService;
   channels: ChannelsService;
@@ -20,9 +22,14 @@ export interface ApiServices {
   deliveries: DeliveriesService;
 }
 
-/** The management API under `/api/v1`: bearer-key auth, JSON in and out, problem+json errors. */
+/**
+ * The management API under `/api/v1`: bearer-key auth, JSON in and out, problem+json errors.
+ * Every route here is described in docs/openapi.yaml (test/api/openapi.test.ts holds them equal).
+ */
 export function apiRouter(services: ApiServices): Router {
   const router = Router();
+  // The description of the API is public: clients read it before they have a key.
+  router.use(openApiRoutes(services.config.publicBaseUrl));
   router.use(requireApiKey(services.apiKeys));
   router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
