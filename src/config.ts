@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import bytes from 'bytes';
 import { z } from 'zod';
 import './validation-messages.js';
@@ -236,8 +237,12 @@ function describeProblem(
   return `${name} ${message}${given}`;
 }
 
-/** The one place that reads process.env. */
-export function loadConfig(): Config {
+/**
+ * The one place that reads process.env. A `.env` file in the working directory (as
+ * .env.example invites) fills in the variables the environment leaves unset: the environment wins.
+ */
+export function loadConfig(envFile = '.env'): Config {
+  if (existsSync(envFile)) process.loadEnvFile(envFile);
   return parseConfig(process.env);
 }
 

@@ -23,19 +23,38 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+export interface ServerProcessOptions {
+  /** The program and its arguments; by default `src/main.ts` run by node, as `npm start` does. */
+  command?: [string, ...string[]];
+  cwd?: string;
+  /** Give the process no PORT of its own (it reads it elsewhere, e.g. from a .env file). */
+  port?: number;
+}
+
+/** The node flag that runs TypeScript, usable from any working directory. */
+export const TSX_IMPORT = ['--import', import.meta.resolve('tsx')];
+
 /** Starts `src/main.ts` as its own process (as `npm start` does) and waits until it answers. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
+export async function startServerProcess(
+  env: Record<string, string>,
+  options: ServerProcessOptions = {},
+): Promise<ServerProcess> {
+  const port = options.port ?? (env.PORT ? Number(env.PORT) : await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: projectRoot,
+  const [program, ...args] = options.command ?? [
+    process.execPath,
+    ...TSX_IMPORT,
+    join(projectRoot, 'src/main.ts'),
+  ];
+  const child = spawn(program, args, {
+    cwd: options.cwd ?? projectRoot,
     env: {
       PATH: process.env.PATH,
       LOG_LEVEL: 'warn',
       PUBLIC_BASE_URL: baseUrl,
       DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-process-')),
       ...env,
-      PORT: String(port),
+      ...(options.port === undefined ? { PORT: String(port) } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
