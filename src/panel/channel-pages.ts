@@ -3,6 +3,7 @@ import { createChannelSchema, updateChannelSchema } from '../channels/channels-s
 import type { PanelServices } from './panel-services.js';
 import { ZodError } from 'zod';
 import { channelEditor } from './channel-editor.js';
+import { dateTimeLocalValue } from './format.js';
 import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
 import { fieldErrors, pathId, textareaText } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
@@ -22,8 +23,12 @@ export function channelPages(ctx: PanelServices): Router {
   router.get('/', async (_req, res) => {
     const ws = workspaceId(res);
     const [channels, stats] = await Promise.all([ctx.channels.list(ws), ctx.channels.activity(ws)]);
+    // "Events today" counts from midnight UTC; its link opens Brain Logs from the same instant.
+    const now = new Date();
+    const midnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
     res.render('channels/index', {
       title: 'Channels',
+      todayFrom: dateTimeLocalValue(midnight),
       channels: channels.map((channel) => ({
         ...channel,
         stats: stats.get(channel.id) ?? { eventsToday: 0, lastEventAt: null },

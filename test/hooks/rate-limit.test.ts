@@ -76,6 +76,26 @@ describe('rate limits', () => {
   });
 });
 
+describe('RateLimit headers', () => {
+  it('name the limits checked before the answer: none for a 405, the sender only for a 404', async () => {
+    app = await startTestApp();
+    const driver = new Driver(app);
+    const channel = await driver.createChannel();
+
+    const wrongMethod = await driver.sendEvent(channel.webhook_url, undefined, { method: 'GET' });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('ratelimit')).toBeNull();
+
+    const unknown = await driver.sendEvent(`${app.baseUrl}/hooks/unknown-token-unknown-token`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('ratelimit')).toMatch(/^"sender"; r=\d+; t=\d+$/);
+
+    const refused = await driver.sendEvent(channel.webhook_url, '[1]');
+    expect(refused.status).toBe(400);
+    expect(refused.headers.get('ratelimit')).toMatch(/"sender".*"channel"/);
+  });
+});
+
 // The fixed window ends at a known time; waiting for it is the behaviour under test.
 function waitForNextWindow(windowMs: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, windowMs + 50));

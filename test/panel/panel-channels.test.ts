@@ -50,6 +50,32 @@ describe('the channel list', () => {
     expect(row).toMatch(/>2<\/a>/);
     expect(row).toContain('just now');
   });
+
+  it('links "Events today (UTC)" to Brain Logs from midnight UTC, the same events it counts', async () => {
+    const id = await client.createChannel('Counted today');
+    const url = await client.webhookUrl(id);
+    expect((await driver.sendEvent(url, { order: { id: 1 } })).status).toBe(200);
+    // an event of yesterday (UTC) is neither counted nor listed
+    expect((await driver.sendEvent(url, { order: { id: 0 } })).status).toBe(200);
+    await app.ctx.db.query(
+      `update events set received_at = date_trunc('day', now() at time zone 'utc') at time zone 'utc' - interval '1 minute'
+       where id = (select max(id) from events where channel_id = $1)`,
+      [id],
+    );
+    const html = (await client.page('/channels')).text;
+    const row = html.slice(
+      html.indexOf('Counted today'),
+      html.indexOf('</tr>', html.indexOf('Counted today')),
+    );
+    const now = new Date();
+    const midnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+    const link = `/logs?channel=${id}&amp;from=${midnight.toISOString().slice(0, 19)}`;
+    expect(row).toContain(`href="${link}">1</a>`);
+    const logs = (await client.page(unescapeHtml(link))).text;
+    const listed = [...logs.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+    const events = await driver.eventsOf(id);
+    expect(listed).toEqual([events[0]?.id]);
+  });
 });
 
 describe('creating a channel', () => {
