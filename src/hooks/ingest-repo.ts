@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import { CURRENT_MONTH_START } from '../db/sql.js';
 import type { DedupSettings, VerificationSettings } from '../channels/sender-settings.js';
 
 export interface ReceivingChannel {

@@ -158,7 +158,7 @@ export class IngestService {
   // Why the storing statement refused an event that passed every earlier check.
   private async storeRefusal(
     channel: repo.ReceivingChannel,
-    outcome: Exclude<repo.StoredEvent['outcome'], 'accepted'>,
+    outcome: 'quota_exceeded' | 'channel_disabled' | 'channel_not_found',
   ): Promise<AppError> {
     if (outcome === 'quota_exceeded')
       return hookErrors.quotaExceeded(await repo.findQuota(this.db, channel.workspace_id));
