@@ -6,7 +6,7 @@
  *      answer, from when each request was due to its last byte, every answer `replied`.
  *   2. 1,000 answers held at once on one ROLE=web process (no worker: nothing finishes them):
  *      its RSS before and while they are held, and its event-loop delay (p99) meanwhile.
- *   3. Reply delivery: N finished events delivered by one ROLE=worker process with 8 delivery
+ *   3. Reply delivery: N finished events delivered by one ROLE=worker process with 8 (--slots) delivery
  *      slots to a loopback receiver that verifies every message with the standardwebhooks
  *      package; deliveries per second, and no message twice.
  *
@@ -36,11 +36,13 @@ const { values: flags } = parseArgs({
     held: { type: 'string', default: '1000' },
     deliveries: { type: 'string', default: '5000' },
     only: { type: 'string', default: '1,2,3' },
+    slots: { type: 'string', default: '8' },
   },
 });
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const only = new Set(flags.only.split(','));
 const entry = { nodeArgs: ['--import', 'tsx', 'src/main.ts'] };
+const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);
 const logFile = (name: string) => join('/tmp', `hookprompt-replies-bench-${name}.log`);
 
 console.log(
@@ -66,6 +68,13 @@ async function waitLatency(seconds: number): Promise<void> {
   try {
     // Warm-up: connections, JIT, the channel cache.
     await runOpenLoop(`${webhookUrl}?wait=10`, orderPayload, { rate: 50, seconds: 2 });
+    // The same load without waiting, for comparison: what storing alone costs here.
+    const plain = await runOpenLoop(webhookUrl, orderPayload, { rate: 200, seconds });
+    console.log(
+      `\n## 1a. POST without wait, 200 req/s for ${seconds} s (baseline)\n` +
+        `whole answer: p50 ${plain.latency.p50.toFixed(1)} ms, p99 ${plain.latency.p99.toFixed(1)} ms, max ${plain.latency.max.toFixed(1)} ms`,
+    );
+    await delay(3_000);
     const result = await runOpenLoop(`${webhookUrl}?wait=10`, orderPayload, { rate: 200, seconds });
     const statuses = await countStatuses(database.url);
     console.log(
@@ -96,6 +105,9 @@ async function heldWaits(count: number): Promise<void> {
     await delay(1_000);
     const before = rssOf(server.pid);
     await lagP99(server.origin); // resets the delay histogram
+    await delay(3_000);
+    // The same process idle, for comparison: on a busy machine the delay is mostly other load.
+    const idleLag = await lagP99(server.origin);
     const answers = Array.from({ length: count }, () => post(agent, `${webhookUrl}?wait=60`));
     const client = new pg.Client({ connectionString: database.url });
     await client.connect();
@@ -108,7 +120,9 @@ async function heldWaits(count: number): Promise<void> {
       if (Date.now() - started > 60_000) throw new Error('the held requests were not all stored');
       await delay(100);
     }
-    await delay(2_000);
+    // From here on the process only holds them (and its once-a-second fallback poll runs).
+    await lagP99(server.origin);
+    await delay(3_000);
     const during = rssOf(server.pid);
     const lag = await lagP99(server.origin);
     const connections = Number(
@@ -122,7 +136,8 @@ async function heldWaits(count: number): Promise<void> {
     console.log(
       `\n## 2. ${count} answers held at once on one ROLE=web process\n` +
         `RSS before ${mb(before)} MB, while held ${mb(during)} MB (+${mb(during - before)} MB); ` +
-        `event-loop delay p99 while held ${(lag * 1000).toFixed(1)} ms; database connections of the database: ${connections}`,
+        `event-loop delay p99 while held ${(lag * 1000).toFixed(1)} ms (idle, before: ${(idleLag * 1000).toFixed(1)} ms); ` +
+        `connections to the database: ${connections}`,
     );
     await server.stop(); // held answers are cut short with "received"
     const bodies = await Promise.all(answers);
@@ -205,7 +220,7 @@ async function deliveryThroughput(count: number): Promise<void> {
     const repeated = [...seen.values()].filter((n) => n > 1).length;
     const seconds = (last - first) / 1000;
     console.log(
-      `\n## 3. reply delivery, one ROLE=worker process, 8 delivery slots, ${count} messages\n` +
+      `\n## 3. reply delivery, one ROLE=worker process, ${flags.slots} delivery slots, ${count} messages\n` +
         `delivered ${seen.size} distinct messages in ${seconds.toFixed(2)} s (first to last): ${(seen.size / seconds).toFixed(0)} deliveries/s; ` +
         `signatures failing verification: ${invalid}; messages received twice: ${repeated}`,
     );
@@ -226,7 +241,7 @@ function startServerRole(databaseUrl: string) {
       DATABASE_URL: databaseUrl,
       ROLE: 'worker',
       LOG_LEVEL: 'warn',
-      WORKER_CONCURRENCY: '8',
+      WORKER_CONCURRENCY: flags.slots,
       DELIVERY_ALLOW_PRIVATE: 'true',
     },
   });
@@ -276,5 +291,3 @@ function rssOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
-
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1);

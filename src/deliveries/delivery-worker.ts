@@ -94,13 +94,18 @@ export class DeliveryWorker {
   }
 
   private async run(): Promise<void> {
+    let backlog = false;
     while (!this.stopping) {
       const free = this.options.concurrency - this.inFlight.size;
-      if (free > 0) {
+      // While more are due, claim once half the slots are free: one claim (and one read of
+      // the events) then serves several messages instead of each finished send claiming one.
+      if (free > 0 && (!backlog || free >= Math.ceil(this.options.concurrency / 2))) {
         try {
           // Every slot filled: more are probably due; a finished send wakes the sleep below.
-          if ((await this.claimAndSend()).length === free) continue;
+          backlog = (await this.claimAndSend()).length === free;
+          if (backlog) continue;
         } catch (error) {
+          backlog = false;
           this.options.log.error({ err: error }, 'claiming deliveries failed; trying again later');
         }
       }
@@ -122,18 +127,12 @@ export class DeliveryWorker {
   /** The body each message sends: fixed before its first attempt and stored, reused afterwards. */
   private async bodiesOf(claimed: ClaimedDelivery[]): Promise<Map<string, string>> {
     const now = new Date();
-    const fresh = await Promise.all(
-      claimed
-        .filter((delivery) => delivery.message === null)
-        .map(async (delivery) => ({
-          id: delivery.id,
-          message: messageBody(
-            delivery.type,
-            await this.options.events.get(delivery.workspace_id, delivery.event_id),
-            now,
-          ),
-        })),
-    );
+    const unsent = claimed.filter((delivery) => delivery.message === null);
+    const events = await this.options.events.getMany(unsent.map((d) => d.event_id));
+    const fresh = unsent.flatMap((delivery) => {
+      const event = events.get(delivery.event_id);
+      return event ? [{ id: delivery.id, message: messageBody(delivery.type, event, now) }] : [];
+    });
     const fixed = await fixMessages(this.options.db, this.id, fresh);
     for (const delivery of claimed)
       if (delivery.message !== null) fixed.set(delivery.id, delivery.message);

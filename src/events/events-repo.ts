@@ -78,6 +78,15 @@ export async function findEvent(
   return rows[0];
 }
 
+/** Several events by id, in any order, whatever their workspace (for the service's own use). */
+export async function findEventsByIds(db: Queryable, ids: readonly string[]): Promise<EventRow[]> {
+  const { rows } = await db.query<EventRow>(
+    `select ${COLUMNS} from events where id = any($1::bigint[])`,
+    [ids],
+  );
+  return rows;
+}
+
 /** The database clock's instant `days` days ago: events received before it have expired. */
 export async function retentionCutoff(db: Queryable, days: number): Promise<Date> {
   const { rows } = await db.query<{ cutoff: Date }>(

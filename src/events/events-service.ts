@@ -125,6 +125,19 @@ export class EventsService {
     if (!row) throw notFound('This event');
     return toEventJson(row, (await this.deliveries([row.id])).get(row.id));
   }
+
+  /**
+   * Events by id as the API shows them, two statements for any number: for messages about
+   * events (reply delivery), whose ids come from the service's own records.
+   */
+  async getMany(ids: string[]): Promise<Map<string, EventJson>> {
+    if (ids.length === 0) return new Map();
+    const [rows, deliveries] = await Promise.all([
+      repo.findEventsByIds(this.db, ids),
+      this.deliveries(ids),
+    ]);
+    return new Map(rows.map((row) => [row.id, toEventJson(row, deliveries.get(row.id))]));
+  }
 }
 
 /** What PostgreSQL timestamptz and an ISO 8601 string can both hold. */
