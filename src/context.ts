@@ -81,6 +81,8 @@ export class AppContext {
     this.channels = new ChannelsService(db, {
       publicBaseUrl: config.publicBaseUrl,
       allowPrivateReplyUrls: config.delivery.allowPrivate,
+      // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
+      onChanged: (tokenHash) => this.ingest.forgetChannel(tokenHash),
     });
     this.ingest = new IngestService(db, config.bodyLimitBytes);
     this.deliveries = new DeliveriesService(db);

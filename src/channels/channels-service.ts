@@ -40,6 +40,8 @@ export interface ChannelsOptions {
   publicBaseUrl: string;
   /** DELIVERY_ALLOW_PRIVATE: reply URLs may point at loopback and private addresses. */
   allowPrivateReplyUrls: boolean;
+  /** Called with the webhook-token hash of a channel whose settings changed. */
+  onChanged?: (webhookTokenHash: string) => void;
 }
 
 /** Channel management for one workspace at a time; used by the API and the panel alike. */
@@ -115,6 +117,7 @@ export class ChannelsService {
       senders,
       reply: await this.replyChanges(reply_delivery),
     });
+    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
     return this.toChannel(orNotFound(row));
   }
 

@@ -77,6 +77,11 @@ export class IngestService {
     await stopListening?.();
   }
 
+  /** Drops a changed channel from the cache now, without waiting for its notification. */
+  forgetChannel(tokenHash: string): void {
+    this.cache.forget(tokenHash);
+  }
+
   async findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
     const tokenHash = hashWebhookToken(token);
     const cached = this.cache.get(tokenHash);

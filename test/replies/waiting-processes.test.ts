@@ -72,7 +72,8 @@ describe('a held answer at shutdown', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'received', event_id: expect.any(String) });
     expect(await exited).toBe(0);
-    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    // Well before the 30 s the sender asked to wait: the held answer did not hold shutdown up.
+    expect(Date.now() - stoppedAt).toBeLessThan(20_000);
   });
 });
 
