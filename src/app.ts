@@ -26,14 +26,14 @@ export function createApp(ctx: AppContext): express.Express {
     hooksRouter(
       ctx.ingest,
       ctx.hookLimits,
-      ctx.config.bodyLimitBytes,
+      ctx.config,
       ctx.log,
       ctx.metrics,
       ctx.answers,
       ctx.config.syncWaitMaxS,
     ),
   );
-  app.use(healthRoutes(ctx.db));
+  app.use(healthRoutes(ctx.db, ctx.redis));
   app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
   app.use('/api/v1', apiRouter(ctx));
   app.use(panelRouter(ctx));
@@ -49,7 +49,7 @@ export function createOpsApp(ctx: AppContext): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(healthRoutes(ctx.db));
+  app.use(healthRoutes(ctx.db, ctx.redis));
   app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
   app.use(() => {
     throw notFound('This page');

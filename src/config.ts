@@ -99,6 +99,8 @@ const envSchema = z
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
     ]),
     DELIVERY_ALLOW_PRIVATE: boolean.default(false),
+    BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
+    SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
@@ -166,6 +168,10 @@ const configSchema = envSchema.transform((e) => ({
     perIp: e.RATE_LIMIT_PER_IP,
   },
   bodyLimitBytes: e.BODY_LIMIT,
+  /** A webhook body still arriving this long after the request began is answered 408. */
+  bodyTimeoutMs: e.BODY_TIMEOUT_MS,
+  /** A process asked to stop has exited by then, whatever its dependencies do (non-zero if late). */
+  shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
   ai: {
     provider: e.AI_PROVIDER,
     baseUrl: e.AI_BASE_URL,

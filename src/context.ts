@@ -17,7 +17,8 @@ import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.j
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './logger.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
-import { createRedis, type RedisClient } from './redis.js';
+import { createRedis, type RedisConnection } from './redis.js';
+import type { ShutdownStep } from './shutdown.js';
 import { createWorker } from './worker/create-worker.js';
 import { queueStats } from './worker/queue-stats.js';
 import type { Worker } from './worker/worker.js';
@@ -74,7 +75,8 @@ export class AppContext {
     readonly config: Config,
     readonly log: Logger,
     readonly db: Database,
-    readonly redis: RedisClient | undefined,
+    /** Rate-limit counters shared by every instance; optional, and never waited for. */
+    readonly redis: RedisConnection | undefined,
     private readonly ownsDatabase: boolean,
   ) {
     this.workspaces = new WorkspacesService(db);
@@ -107,7 +109,7 @@ export class AppContext {
     return this.defaultWorkspace;
   }
 
-  /** The receiver's rate limits; made at start, as the Redis store needs a connected client. */
+  /** The receiver's rate limits; made at start, with the other links to the outside. */
   get hookLimits(): HookRateLimits {
     if (this.limits === undefined) throw new Error('the context has not been started');
     return this.limits;
@@ -121,8 +123,9 @@ export class AppContext {
     const applied = await migrate(this.db);
     if (applied.length) log.info({ applied }, 'database migrated');
     this.defaultWorkspace = (await this.workspaces.ensureDefault(config.defaultChatQuota)).id;
+    // Connecting goes on in the background: start-up does not wait for Redis.
     await this.redis?.connect();
-    this.limits = createHookRateLimits(config, this.redis, log);
+    this.limits = createHookRateLimits(config, this.redis, log, this.metrics);
     const serving = config.role !== 'worker';
     // Only processes that serve the panel need someone able to sign in to it.
     if (serving) await createFirstAdmin(this.admins, config, this.defaultWorkspaceId, log);
@@ -136,16 +139,22 @@ export class AppContext {
     this.running = options;
   }
 
-  /** Stops the background work (letting the worker finish or give back its events), then closes. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the background work (letting the worker finish or give back its events), then closes.
+   * `step` names each part, so that a shutdown past its deadline can say what it waited for.
+   */
+  async stop(step: ShutdownStep = (_what, work) => work()): Promise<void> {
     if (this.running?.background ?? true) {
-      await Promise.all([this.worker?.stop(), this.deliveryWorker?.stop()]);
-      await this.retention?.stop();
+      await Promise.all([
+        step('worker', async () => this.worker?.stop()),
+        step('reply delivery', async () => this.deliveryWorker?.stop()),
+      ]);
+      await step('event retention', async () => this.retention?.stop());
     }
-    await this.waits.stop();
-    await this.ingest.stop();
-    if (this.redis?.isOpen) await this.redis.quit().catch(() => undefined);
-    if (this.ownsDatabase) await this.db.close();
+    await step('held answers', () => this.waits.stop());
+    await step('channel change listener', () => this.ingest.stop());
+    if (this.redis?.isOpen) await step('redis', () => this.redis?.quit() ?? Promise.resolve());
+    if (this.ownsDatabase) await step('database', () => this.db.close());
   }
 }
 

@@ -28,7 +28,7 @@ export const serviceUnavailable = () =>
     503,
     'service_unavailable',
     'Service unavailable',
-    'The database cannot be reached; try again shortly.',
+    'The database cannot be reached or did not answer in time; try again shortly.',
   );
 
 export interface Problem {
@@ -104,6 +104,10 @@ export function asAppError(error: unknown): AppError {
 }
 
 const UNREACHABLE_CODES = new Set([
+  // a deadline of ours (src/db/database.ts), a statement or lock wait cancelled by the server
+  'DATABASE_TIMEOUT',
+  '57014',
+  '55P03',
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',

@@ -1,27 +1,37 @@
 import { Router } from 'express';
-import type { Database } from './db/database.js';
+import { DatabaseTimeoutError, type Database } from './db/database.js';
+import type { RedisConnection } from './redis.js';
 
-/** `/healthz`: the process answers. `/readyz`: the database answers too. */
-export function healthRoutes(db: Database): Router {
+/** How long `/readyz` waits for the database: a probe must answer even when it does not. */
+const READY_CHECK_MS = 2_000;
+
+/**
+ * `/healthz`: the process answers. `/readyz`: each dependency's state,
+ * `{"status", "database": "ok"|"timeout"|"unreachable", "redis": "ok"|"connecting"|"unavailable"|"not_configured"}`;
+ * 503 only when the database is not ready (without Redis the service works, unlimited).
+ */
+export function healthRoutes(db: Database, redis: RedisConnection | undefined): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    try {
-      await withTimeout(db.query('select 1'), 2_000);
-      res.json({ status: 'ready' });
-    } catch {
-      res.status(503).json({ status: 'unavailable', detail: 'database unreachable' });
-    }
+    const database = await databaseState(db);
+    const ready = database === 'ok';
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : 'unavailable',
+      database,
+      redis: redis ? redis.status : 'not_configured',
+    });
   });
   return router;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('timed out')), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+async function databaseState(db: Database): Promise<'ok' | 'timeout' | 'unreachable'> {
+  try {
+    await db.query('select 1', [], { deadline: Date.now() + READY_CHECK_MS });
+    return 'ok';
+  } catch (error) {
+    return error instanceof DatabaseTimeoutError ? 'timeout' : 'unreachable';
+  }
 }

@@ -1,8 +1,10 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, createOpsApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createContext } from './context.js';
+import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './http-limits.js';
+import { shutdownBudget, startShutdownDeadline } from './shutdown.js';
 
 /**
  * Entry point: config → context → start → listen → signals. On SIGTERM/SIGINT: stop accepting,
@@ -33,10 +35,14 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
+    // From here the process ends within SHUTDOWN_TIMEOUT_MS, whatever its dependencies do.
+    const { step } = startShutdownDeadline(ctx.log, config.shutdownTimeoutMs);
     // Held answers (`?wait=N`) would keep their requests open past the grace period.
     ctx.answers.cutWaitsShort();
-    await stopAccepting(server, SHUTDOWN_GRACE_MS);
-    await ctx.stop();
+    await step('requests in flight', () =>
+      stopAccepting(server, shutdownBudget(config.shutdownTimeoutMs).drainMs),
+    );
+    await ctx.stop(step);
     ctx.log.info('stopped');
     process.exit(0);
   };
@@ -56,8 +62,6 @@ function readConfigOrExit(): Config {
   }
 }
 
-const SHUTDOWN_GRACE_MS = 10_000;
-
 /** Resolves once every in-flight request has been answered (or the grace period is over). */
 function stopAccepting(server: Server, graceMs: number): Promise<void> {
   // A busy keep-alive connection never becomes idle, so close() would wait for it forever:
@@ -74,10 +78,11 @@ function stopAccepting(server: Server, graceMs: number): Promise<void> {
 }
 
 function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
+  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, app);
+  applyHttpLimits(server, config);
   return new Promise((resolve, reject) => {
-    const server = app.listen(config.port, config.host, (error?: Error) =>
-      error ? reject(error) : resolve(server),
-    );
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => resolve(server));
   });
 }
 

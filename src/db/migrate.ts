@@ -29,7 +29,10 @@ export async function migrate(db: Database, migrations?: Migration[]): Promise<s
     applied_at timestamptz not null default now()
   )`);
   return db.transaction(async (tx) => {
-    await tx.query(`select pg_advisory_xact_lock(hashtext('hookprompt:migrate'))`);
+    // A migration takes as long as it takes (an index on a large table): no statement timeout,
+    // and waiting for another instance's migrations has none either.
+    await tx.exec('set local statement_timeout = 0');
+    await tx.exec(`select pg_advisory_xact_lock(hashtext('hookprompt:migrate'))`);
     const { rows } = await tx.query<{ version: string }>('select version from schema_migrations');
     const applied = new Set(rows.map((row) => row.version));
     const pending = all.filter((migration) => !applied.has(migration.version));

@@ -1,8 +1,35 @@
 import pg from 'pg';
-import type { Database, Transaction } from './database.js';
+import {
+  DatabaseTimeoutError,
+  type Database,
+  type QueryOptions,
+  type Transaction,
+  type TransactionOptions,
+} from './database.js';
 
 // Keep int8 as text (pg's default) and make it explicit: ids are exposed as strings.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => value);
+
+/**
+ * Every call to PostgreSQL has a deadline, so that a database that stops answering (paused,
+ * unreachable, a lock held) turns into errors within seconds instead of requests that hang.
+ * The server cancels a statement after STATEMENT_TIMEOUT_MS; the client gives up a little later
+ * in case the server itself is not running, and then closes that connection.
+ */
+export const DATABASE_LIMITS = {
+  connectMs: 3_000,
+  statementMs: 15_000,
+  /** The client's own limit; past it the connection is closed, whatever the server is doing. */
+  readMs: 16_000,
+  /** A transaction left open by a stuck process gives its locks back after this. */
+  idleInTransactionMs: 60_000,
+  /** How long past a transaction's deadline the client still waits for an answer sent before it. */
+  answerGraceMs: 500,
+  rollbackMs: 1_000,
+} as const;
+
+/** setTimeout's largest delay: statements that may take as long as they need (migrations). */
+const NO_TIMEOUT = 2 ** 31 - 1;
 
 export interface PostgresOptions {
   url: string;
@@ -11,7 +38,16 @@ export interface PostgresOptions {
 }
 
 export function openPostgres({ url, max = 10, onError }: PostgresOptions): Database {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000 });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max,
+    connectionTimeoutMillis: DATABASE_LIMITS.connectMs,
+    statement_timeout: DATABASE_LIMITS.statementMs,
+    query_timeout: DATABASE_LIMITS.readMs,
+    idle_in_transaction_session_timeout: DATABASE_LIMITS.idleInTransactionMs,
+    // A peer that vanished without closing the connection is noticed by the operating system.
+    keepAlive: true,
+  });
   // An idle client losing its connection (database restart) must not crash the process.
   pool.on('error', (error) => onError?.(error));
 
@@ -19,45 +55,127 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     client: pg.Pool | pg.PoolClient,
     text: string,
     params?: readonly unknown[],
+    timeoutMs?: number,
   ) => {
-    const result = await client.query(text, params as unknown[] | undefined);
-    return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    try {
+      // pg reads `query_timeout` per query, though its types do not list it.
+      const config = { text, values: params, query_timeout: timeoutMs } as pg.QueryConfig;
+      const result = await client.query(config);
+      return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
+    } catch (error) {
+      if ((error as Error).message === 'Query read timeout') throw new DatabaseTimeoutError();
+      throw error;
+    }
+  };
+
+  /** A pooled connection by `deadline`; one that arrives later goes straight back to the pool. */
+  const acquire = (deadline: number | undefined): Promise<pg.PoolClient> => {
+    if (deadline === undefined) return pool.connect();
+    const left = deadline - Date.now();
+    if (left <= 0) return Promise.reject(new DatabaseTimeoutError());
+    const connecting = pool.connect();
+    return new Promise((resolve, reject) => {
+      let late = false;
+      const timer = setTimeout(() => {
+        late = true;
+        reject(new DatabaseTimeoutError('no database connection became free in time'));
+      }, left);
+      connecting.then(
+        (client) => {
+          if (late) return client.release();
+          clearTimeout(timer);
+          resolve(client);
+        },
+        (error: Error) => {
+          if (late) return;
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  };
+
+  const queryBy = async <Row>(
+    text: string,
+    params: readonly unknown[] | undefined,
+    deadline: number,
+  ) => {
+    const client = await acquire(deadline);
+    let broken: Error | undefined;
+    try {
+      return await run<Row>(client, text, params, Math.max(1, deadline - Date.now()));
+    } catch (error) {
+      // The statement may still be running on the server: this connection is not reused.
+      if (error instanceof DatabaseTimeoutError) broken = error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
+
+  const transaction = async <T>(
+    work: (tx: Transaction) => Promise<T>,
+    { deadline }: TransactionOptions = {},
+  ): Promise<T> => {
+    const client = await acquire(deadline);
+    // A checked-out client has no pool listener: without this, losing the connection
+    // mid-transaction would be an unhandled 'error' event and end the process.
+    let lost: Error | undefined;
+    const onLost = (error: Error) => {
+      lost = error;
+      onError?.(error);
+    };
+    client.on('error', onLost);
+    // A connection whose statement timed out on this side is closed, never reused: the server
+    // may still be running the statement, and closing it is what rolls the transaction back.
+    let broken: Error | undefined;
+    const send = async <Row>(text: string, params?: readonly unknown[], noTimeout = false) => {
+      let timeoutMs = noTimeout ? NO_TIMEOUT : undefined;
+      if (deadline !== undefined) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new DatabaseTimeoutError();
+        timeoutMs = left + DATABASE_LIMITS.answerGraceMs;
+      }
+      try {
+        return await run<Row>(client, text, params, timeoutMs);
+      } catch (error) {
+        if (error instanceof DatabaseTimeoutError) broken = error;
+        throw error;
+      }
+    };
+    try {
+      await send(deadline === undefined ? 'begin' : beginBy(deadline));
+      const tx: Transaction = {
+        query: (text, params) => send(text, params),
+        exec: async (sql) => void (await send(sql, undefined, true)),
+      };
+      const result = await work(tx);
+      await send('commit');
+      return result;
+    } catch (error) {
+      if (!broken && !lost) {
+        await run(client, 'rollback', undefined, DATABASE_LIMITS.rollbackMs).catch(
+          (failure: Error) => (broken = failure),
+        );
+      }
+      throw error;
+    } finally {
+      client.off('error', onLost);
+      client.release(broken ?? lost);
+    }
   };
 
   const listeners = new Set<() => Promise<void>>();
 
   return {
     kind: 'postgres',
-    query: (text, params) => run(pool, text, params),
-    async transaction(work) {
-      const client = await pool.connect();
-      // A checked-out client has no pool listener: without this, losing the connection
-      // mid-transaction would be an unhandled 'error' event and end the process.
-      let lost: Error | undefined;
-      const onLost = (error: Error) => {
-        lost = error;
-        onError?.(error);
-      };
-      client.on('error', onLost);
-      try {
-        await client.query('begin');
-        const tx: Transaction = {
-          query: (text, params) => run(client, text, params),
-          exec: async (sql) => void (await client.query(sql)),
-        };
-        const result = await work(tx);
-        await client.query('commit');
-        return result;
-      } catch (error) {
-        await client.query('rollback').catch(() => undefined);
-        throw error;
-      } finally {
-        client.off('error', onLost);
-        client.release(lost);
-      }
-    },
+    query: (text, params, options: QueryOptions = {}) =>
+      options.deadline === undefined
+        ? run(pool, text, params)
+        : queryBy(text, params, options.deadline),
+    transaction,
     async exec(sql) {
-      await pool.query(sql);
+      await run(pool, sql, undefined, NO_TIMEOUT);
     },
     async listen(channel, onNotify) {
       // LISTEN needs a connection of its own for as long as it listens; when that connection
@@ -128,4 +246,15 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
       await pool.end();
     },
   };
+}
+
+/**
+ * BEGIN, with the transaction's statements (lock waits included) cancelled by the server at the
+ * deadline, and the deadline itself for the commit-time check of migrations/0006. One round trip;
+ * every value is a number or a timestamp made here, never input.
+ */
+function beginBy(deadline: number): string {
+  const ms = Math.max(1, deadline - Date.now());
+  return `begin; set local statement_timeout = ${ms}; set local lock_timeout = ${ms};
+    set local hookprompt.commit_deadline = '${new Date(deadline).toISOString()}'`;
 }

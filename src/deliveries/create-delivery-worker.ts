@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { EventsService } from '../events/events-service.js';
 import type { Logger } from '../logger.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
+import { shutdownBudget } from '../shutdown.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 
 export interface DeliveryWorkerDeps {
@@ -34,7 +35,11 @@ export function createDeliveryWorker(
     pollIntervalMs: config.workerPollIntervalMs,
     leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,
     retryScheduleMs: config.delivery.retryScheduleMs,
-    shutdownGraceMs: config.workerShutdownGraceMs,
+    // Within the process's own shutdown deadline, with time left to give the messages back.
+    shutdownGraceMs: Math.min(
+      config.workerShutdownGraceMs,
+      shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
+    ),
     ...options,
   });
 }

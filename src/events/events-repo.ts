@@ -10,6 +10,9 @@ export interface EventRow {
   received_at_exact: string;
   status: string;
   payload: string;
+  /** The payload's size as stored, in bytes (see restoreByteOrderMark in events-service.ts). */
+  payload_bytes: number;
+  payload_truncated: boolean;
   prompt: string | null;
   reply: string | null;
   error: string | null;
@@ -20,8 +23,25 @@ export interface EventRow {
   duplicates: number;
 }
 
-const COLUMNS = `id, channel_id, received_at, status, payload, prompt, reply, error, attempts, completed_at,
-  headers, sender_ip, duplicates,
+/** An event whose long texts are cut to their first characters, with their full sizes in bytes. */
+export interface EventPreviewRow extends EventRow {
+  prompt_bytes: number | null;
+  reply_bytes: number | null;
+}
+
+const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
+  payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
+  to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
+
+/**
+ * `left()` reads only the start of a long value from storage, so a page of previews costs the
+ * same whatever the payloads' sizes; octet_length() reads only the stored length.
+ */
+const previewColumns = (chars: number) => `id, channel_id, received_at, status,
+  left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
+  left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
+  octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
+  octet_length(reply) as reply_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 export interface EventQuery {
@@ -37,13 +57,23 @@ export interface EventQuery {
   limit: number;
 }
 
+/** Where an event stands in a listing, and how many bytes of text it holds. */
+export interface EventSize {
+  id: string;
+  /** payload, prompt, reply and error, in bytes as stored. */
+  bytes: number;
+}
+
 /**
- * Newest first, ordered by (received_at desc, id desc): the order of the indexes
- * events_workspace_received_idx and events_channel_received_idx, so PostgreSQL reads a page
- * straight off the index, and deep pages cost no more than the first. Only the conditions
+ * A page's events, newest first, ordered by (received_at desc, id desc): the order of the
+ * indexes events_workspace_received_idx and events_channel_received_idx, so PostgreSQL reads a
+ * page straight off the index, and deep pages cost no more than the first. Only the conditions
  * asked for are added, each with its own parameter, so the planner sees a plain range.
+ *
+ * Only ids and sizes (octet_length reads a stored value's length, not the value): the caller
+ * decides how many events fit in one answer before loading them with `eventsByIds`.
  */
-export async function listEvents(db: Queryable, query: EventQuery): Promise<EventRow[]> {
+export async function listEventSizes(db: Queryable, query: EventQuery): Promise<EventSize[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = [`workspace_id = ${param(query.workspaceId)}`];
@@ -56,12 +86,45 @@ export async function listEvents(db: Queryable, query: EventQuery): Promise<Even
       `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,
     );
   }
-  const { rows } = await db.query<EventRow>(
-    `select ${COLUMNS} from events
+  const { rows } = await db.query<{ id: string; bytes: number }>(
+    `select id, (octet_length(payload) + coalesce(octet_length(prompt), 0)
+                 + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0))::integer as bytes
+     from events
      where ${where.join(' and ')}
      order by received_at desc, id desc
      limit ${param(query.limit)}`,
     params,
+  );
+  return rows;
+}
+
+/** The events with these ids in one workspace, newest first. */
+export function eventsByIds(db: Queryable, workspaceId: string, ids: string[]) {
+  return selectByIds<EventRow>(db, COLUMNS, workspaceId, ids);
+}
+
+/** As eventsByIds, with payload, prompt and reply cut to their first `chars` characters. */
+export function eventPreviewsByIds(
+  db: Queryable,
+  workspaceId: string,
+  ids: string[],
+  chars: number,
+) {
+  return selectByIds<EventPreviewRow>(db, previewColumns(Math.trunc(chars)), workspaceId, ids);
+}
+
+async function selectByIds<Row>(
+  db: Queryable,
+  columns: string,
+  workspaceId: string,
+  ids: string[],
+): Promise<Row[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<Row>(
+    `select ${columns} from events
+     where workspace_id = $1 and id = any($2::bigint[])
+     order by received_at desc, id desc`,
+    [workspaceId, ids],
   );
   return rows;
 }

@@ -12,8 +12,10 @@ export interface EventJson {
   channel_id: string;
   received_at: string;
   status: EventStatus;
-  /** The request body exactly as received. */
+  /** The request body exactly as received (for a refused request, its first 64 KB). */
   payload: string;
+  /** A refused request's body was longer than what `payload` keeps. */
+  payload_truncated: boolean;
   prompt: string | null;
   reply: string | null;
   error: string | null;
@@ -54,14 +56,24 @@ export interface EventFilter {
   cursor?: string;
 }
 
-export interface EventPage {
-  data: EventJson[];
+/** An event of a Brain Logs page: long texts cut to their start (`cut` says so). */
+export interface EventPreview extends EventJson {
+  cut: boolean;
+}
+
+export interface EventPage<Event = EventJson> {
+  data: Event[];
   /** Pass as `cursor` for the next (older) page; null on the last page. */
   next_cursor: string | null;
 }
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
+/**
+ * At most about this much JSON in one page: fewer events than asked for (with a cursor) when they
+ * are large, so a page never needs more memory than this, whatever `limit` and the payloads are.
+ */
+export const PAGE_BYTES = 8 * 1024 * 1024;
 
 /** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
 export class EventsService {
@@ -76,6 +88,75 @@ export class EventsService {
    * @throws AppError 400 `invalid_cursor` for a cursor this service did not give out.
    */
   async list(workspaceId: string, filter: EventFilter = {}): Promise<EventPage> {
+    const sizes = await this.sizes(workspaceId, filter);
+    if (!sizes) return { data: [], next_cursor: null };
+    const { listed, more } = sizes;
+    // Load only the events whose stored text fits in a page (always at least one)...
+    let bytes = 0;
+    let fit = 0;
+    while (
+      fit < listed.length &&
+      (fit === 0 || bytes + (listed[fit] as repo.EventSize).bytes <= PAGE_BYTES)
+    ) {
+      bytes += (listed[fit] as repo.EventSize).bytes;
+      fit++;
+    }
+    const ids = listed.slice(0, fit).map((event) => event.id);
+    const rows = await repo.eventsByIds(this.db, workspaceId, ids);
+    const deliveries = await this.deliveries(ids);
+    // ...then keep those whose JSON fits: escaping makes JSON longer than the text it holds.
+    const data: EventJson[] = [];
+    let json = 0;
+    let last: repo.EventRow | undefined;
+    for (const row of rows) {
+      const event = toEventJson(row, deliveries.get(row.id));
+      json += Buffer.byteLength(JSON.stringify(event)) + 1;
+      if (data.length > 0 && json > PAGE_BYTES) break;
+      data.push(event);
+      last = row;
+    }
+    const lastListed = listed.findIndex((event) => event.id === last?.id);
+    return { data, next_cursor: cursorAfter(last, more || lastListed < listed.length - 1) };
+  }
+
+  /**
+   * A page for Brain Logs in the panel: payload, prompt and reply cut to their first `chars`
+   * characters, so that drawing 50 collapsed rows never loads 50 whole payloads.
+   */
+  async listPreviews(
+    workspaceId: string,
+    filter: EventFilter,
+    chars: number,
+  ): Promise<EventPage<EventPreview>> {
+    const sizes = await this.sizes(workspaceId, filter);
+    if (!sizes) return { data: [], next_cursor: null };
+    const ids = sizes.listed.map((event) => event.id);
+    const rows = await repo.eventPreviewsByIds(this.db, workspaceId, ids, chars);
+    const deliveries = await this.deliveries(ids);
+    const cutShort = (text: string | null, bytes: number | null) =>
+      text !== null && Buffer.byteLength(text) < (bytes ?? 0);
+    return {
+      data: rows.map((row) => {
+        const event = toEventJson(row, deliveries.get(row.id));
+        const cut =
+          cutShort(event.payload, row.payload_bytes) ||
+          cutShort(row.prompt, row.prompt_bytes) ||
+          cutShort(row.reply, row.reply_bytes);
+        return { ...event, cut };
+      }),
+      next_cursor: cursorAfter(rows[rows.length - 1], sizes.more),
+    };
+  }
+
+  /**
+   * The ids and sizes of one page of events (undefined when the filter can match nothing), and
+   * whether more follow.
+   * @throws AppError 400 `invalid_cursor` for a cursor this service did not give out.
+   */
+  private async sizes(
+    workspaceId: string,
+    filter: EventFilter,
+  ): Promise<{ listed: repo.EventSize[]; more: boolean } | undefined> {
     const limit = Math.min(
       Math.max(Math.trunc(filter.limit ?? DEFAULT_PAGE_SIZE), 1),
       MAX_PAGE_SIZE,
@@ -95,9 +176,8 @@ export class EventsService {
       }
     }
     // A channel id that cannot exist matches nothing, like an unknown one.
-    if (filter.channelId !== undefined && !ROW_ID.test(filter.channelId))
-      return { data: [], next_cursor: null };
-    const rows = await repo.listEvents(this.db, {
+    if (filter.channelId !== undefined && !ROW_ID.test(filter.channelId)) return undefined;
+    const listed = await repo.listEventSizes(this.db, {
       workspaceId,
       channelId: filter.channelId,
       status: filter.status,
@@ -107,16 +187,7 @@ export class EventsService {
       // One more than asked tells whether another page exists.
       limit: limit + 1,
     });
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const deliveries = await this.deliveries(page.map((row) => row.id));
-    return {
-      data: page.map((row) => toEventJson(row, deliveries.get(row.id))),
-      next_cursor:
-        rows.length > limit && last
-          ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id })
-          : null,
-    };
+    return { listed: listed.slice(0, limit), more: listed.length > limit };
   }
 
   /** @throws AppError 404 when the event does not exist in this workspace. */
@@ -152,7 +223,8 @@ function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): E
     channel_id: row.channel_id,
     received_at: new Date(row.received_at).toISOString(),
     status: row.status as EventStatus,
-    payload: row.payload,
+    payload: restoreByteOrderMark(row.payload, row.payload_bytes),
+    payload_truncated: row.payload_truncated,
     prompt: row.prompt,
     reply: row.reply,
     error: row.error,
@@ -163,4 +235,18 @@ function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): E
     duplicates: row.duplicates,
     delivery: delivery ?? null,
   };
+}
+
+/** The cursor of the page after the one ending with `last`, or null when nothing follows. */
+function cursorAfter(last: repo.EventRow | undefined, more: boolean): string | null {
+  return more && last ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id }) : null;
+}
+
+/**
+ * The embedded database's driver decodes each text value with a TextDecoder that drops a UTF-8
+ * byte-order mark at its start; a payload is kept byte for byte, so the mark is put back when
+ * the stored size says one was there.
+ */
+function restoreByteOrderMark(payload: string, storedBytes: number): string {
+  return Number(storedBytes) === Buffer.byteLength(payload) + 3 ? `\uFEFF${payload}` : payload;
 }

@@ -1,3 +1,13 @@
+import { DatabaseTimeoutError } from '../db/database.js';
+
+interface Waiting<Item, Result> {
+  item: Item;
+  deadline: number;
+  timer: NodeJS.Timeout;
+  resolve: (result: Result) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * Gathers concurrent writes into one database transaction ("group commit").
  *
@@ -9,25 +19,40 @@
  * No timer adds latency: a batch starts at the end of the current event-loop turn if a write
  * slot is free. While all slots are busy, new items wait and form the next batch, so batches
  * grow by themselves exactly when the database is the bottleneck.
+ *
+ * Every item has a deadline. One still waiting for a slot when it passes is refused then (it was
+ * never sent); a batch is written with the earliest deadline of its items, and `writeBatch`
+ * must settle by that deadline (plus a moment) and never commit after it.
  */
 export class GroupCommit<Item, Result> {
-  private waiting: {
-    item: Item;
-    resolve: (result: Result) => void;
-    reject: (error: unknown) => void;
-  }[] = [];
+  private waiting: Waiting<Item, Result>[] = [];
   private writesInFlight = 0;
   private scheduled = false;
 
   constructor(
-    /** Writes a batch in one transaction; returns one result per item, in order. */
-    private readonly writeBatch: (items: Item[]) => Promise<Result[]>,
+    /** Writes a batch in one transaction that commits by `deadline` or not at all; one result per item, in order. */
+    private readonly writeBatch: (items: Item[], deadline: number) => Promise<Result[]>,
     private readonly options: { maxBatchSize: number; maxConcurrentWrites: number },
   ) {}
 
-  submit(item: Item): Promise<Result> {
+  submit(item: Item, deadline: number): Promise<Result> {
     return new Promise((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      const entry: Waiting<Item, Result> = {
+        item,
+        deadline,
+        resolve,
+        reject,
+        timer: setTimeout(
+          () => {
+            const index = this.waiting.indexOf(entry);
+            if (index === -1) return;
+            this.waiting.splice(index, 1);
+            reject(new DatabaseTimeoutError('no database write slot became free in time'));
+          },
+          Math.max(0, deadline - Date.now()),
+        ),
+      };
+      this.waiting.push(entry);
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -41,8 +66,16 @@ export class GroupCommit<Item, Result> {
   private startWrites(): void {
     while (this.waiting.length > 0 && this.writesInFlight < this.options.maxConcurrentWrites) {
       const batch = this.waiting.splice(0, this.options.maxBatchSize);
+      let deadline = Number.POSITIVE_INFINITY;
+      for (const entry of batch) {
+        clearTimeout(entry.timer);
+        deadline = Math.min(deadline, entry.deadline);
+      }
       this.writesInFlight++;
-      this.writeBatch(batch.map((entry) => entry.item))
+      this.writeBatch(
+        batch.map((entry) => entry.item),
+        deadline,
+      )
         .then(
           (results) => batch.forEach((entry, i) => entry.resolve(results[i] as Result)),
           (error: unknown) => batch.forEach((entry) => entry.reject(error)),

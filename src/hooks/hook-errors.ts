@@ -70,6 +70,15 @@ export const hookErrors = {
       'Payload too large',
       `The body is larger than the limit of ${limitBytes} bytes.`,
     ),
+  requestTimeout: () =>
+    new AppError(
+      408,
+      'request_timeout',
+      'Request timeout',
+      'The body did not arrive in time; nothing was stored. Send it again.',
+      // The rest of the body may still be on its way: this connection cannot carry another request.
+      { Connection: 'close' },
+    ),
   methodNotAllowed: (allow: 'POST' | 'GET' = 'POST') =>
     new AppError(
       405,

@@ -4,6 +4,7 @@ import { receivedAnswer, type EventAnswers } from '../events/event-answers.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
+import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
 import type { IngestService, ReceivingChannel } from './ingest-service.js';
 import type { HookRateLimits } from './rate-limits.js';
@@ -14,6 +15,8 @@ import { duplicateAnswer } from './webhook-answer.js';
 /** What the receiver's steps hand on to each other in `res.locals`. */
 export interface HookLocals extends Record<string, unknown> {
   channel: ReceivingChannel;
+  /** When the request arrived (`Date.now()`): the receiver's deadlines count from here. */
+  receivedAt: number;
   /** The stored (or rejected) event's id, for the request log. */
   eventId?: string;
 }
@@ -28,7 +31,7 @@ type HookHandler = RequestHandler<{ token: string }, unknown, unknown, unknown, 
 export function hooksRouter(
   ingest: IngestService,
   limits: HookRateLimits,
-  bodyLimitBytes: number,
+  bodyLimits: { bodyLimitBytes: number; bodyTimeoutMs: number },
   log: Logger,
   metrics: Metrics,
   answers: EventAnswers,
@@ -36,14 +39,18 @@ export function hooksRouter(
 ): Router {
   const router = Router();
 
-  const postOnly: RequestHandler = (req, _res, next) => {
+  const postOnly: RequestHandler = (req, res, next) => {
     if (req.method !== 'POST') throw hookErrors.methodNotAllowed();
+    res.locals.receivedAt = Date.now();
     next();
   };
 
   const findChannel: HookHandler = async (req, res, next) => {
     const { token } = req.params;
-    const channel = WEBHOOK_TOKEN_SHAPE.test(token) ? await ingest.findChannel(token) : undefined;
+    const deadline = res.locals.receivedAt + HOOK_DEADLINES.lookupMs;
+    const channel = WEBHOOK_TOKEN_SHAPE.test(token)
+      ? await ingest.findChannel(token, deadline)
+      : undefined;
     if (!channel) throw hookErrors.channelNotFound();
     res.locals.channel = channel;
     next();
@@ -51,11 +58,14 @@ export function hooksRouter(
 
   const receive: HookHandler = async (req, res) => {
     const wait = requestedWait(req, syncWaitMaxS);
+    const { bodyLimitBytes, bodyTimeoutMs } = bodyLimits;
+    const body = await readBody(req, bodyLimitBytes, res.locals.receivedAt + bodyTimeoutMs);
     const webhook = {
       channel: res.locals.channel,
       headers: req.headers,
-      body: await readBody(req, bodyLimitBytes),
+      body,
       senderIp: req.ip,
+      deadline: Date.now() + HOOK_DEADLINES.storeMs,
     };
     const outcome =
       wait instanceof AppError ? await ingest.refuse(webhook, wait) : await ingest.receive(webhook);

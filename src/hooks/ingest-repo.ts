@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database.js';
+import type { Queryable, QueryOptions } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
 import type { DedupSettings, VerificationSettings } from '../channels/sender-settings.js';
 
@@ -17,6 +17,7 @@ export interface ReceivingChannel {
 export async function findReceivingChannel(
   db: Queryable,
   by: { tokenHash: string } | { id: string },
+  options?: QueryOptions,
 ): Promise<ReceivingChannel | undefined> {
   const [column, value] = 'id' in by ? ['id', by.id] : ['webhook_token_hash', by.tokenHash];
   const { rows } = await db.query<ReceivingChannel>(
@@ -25,26 +26,36 @@ export async function findReceivingChannel(
      from channels
      where ${column} = $1 and deleted_at is null`,
     [value],
+    options,
   );
   return rows[0];
 }
 
-/** A refused request, kept so admins can see why a sender fails. It uses no quota. */
+/**
+ * A refused request, kept so admins can see why a sender fails. It uses no quota; `payload` is
+ * the start of the body when `payloadTruncated`.
+ */
 export async function insertRejectedEvent(
   db: Queryable,
   channel: ReceivingChannel,
-  request: { payload: string; headers: Record<string, string>; senderIp: string | undefined },
+  request: {
+    payload: string;
+    payloadTruncated: boolean;
+    headers: Record<string, string>;
+    senderIp: string | undefined;
+  },
   code: string,
 ): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
-    `insert into events (workspace_id, channel_id, status, payload, error, completed_at,
-                         headers, sender_ip)
-     values ($1, $2, 'rejected', $3, $4, now(), $5, $6)
+    `insert into events (workspace_id, channel_id, status, payload, payload_truncated, error,
+                         completed_at, headers, sender_ip)
+     values ($1, $2, 'rejected', $3, $4, $5, now(), $6, $7)
      returning id`,
     [
       channel.workspace_id,
       channel.id,
       request.payload,
+      request.payloadTruncated,
       code,
       JSON.stringify(request.headers),
       request.senderIp ?? null,

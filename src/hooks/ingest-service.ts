@@ -6,10 +6,12 @@ import { InvalidJsonError, isJsonObject, parsePayload, type JsonValue } from '..
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
 import { GroupCommit } from './group-commit.js';
+import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
 import { dedupKey } from './dedup.js';
 import * as repo from './ingest-repo.js';
 import { limitBody, type BodyResult } from './read-body.js';
+import { keptBody } from './rejected-body.js';
 import { keptHeaders } from './request-headers.js';
 import { checkSender } from './sender-checks.js';
 import * as batch from './store-event-batch.js';
@@ -32,6 +34,12 @@ export interface IncomingWebhook {
    * sender's address nor a signature is asked of it.
    */
   fromPanel?: boolean;
+  /**
+   * What is stored (the event, or the refused request) is committed by then or never: past it
+   * the answer is a DatabaseTimeoutError (503), and nothing was stored. By default
+   * HOOK_DEADLINES.storeMs from now.
+   */
+  deadline?: number;
 }
 
 export type IngestOutcome =
@@ -44,7 +52,8 @@ export type IngestOutcome =
 /** The database notification sent when a channel changes (see migrations/0004). */
 export const CHANNEL_CHANGED = 'hookprompt_channel_changed';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM: a byte-order mark stays in the payload, which is kept byte for byte.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Receives webhook events: checks a request against CONTRACT order and stores what it decides. */
 export class IngestService {
@@ -56,12 +65,15 @@ export class IngestService {
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
   ) {
-    this.batches = new GroupCommit((events) => batch.storeEventBatch(db, events), {
-      maxBatchSize: 200,
-      // Batches of one workspace queue on its quota row anyway; a second write lets the next
-      // batch be sent while the previous one waits for its commit.
-      maxConcurrentWrites: 2,
-    });
+    this.batches = new GroupCommit(
+      (events, deadline) => db.transaction((tx) => batch.storeEventBatch(tx, events), { deadline }),
+      {
+        maxBatchSize: 200,
+        // Batches of one workspace queue on its quota row anyway; a second write lets the next
+        // batch be sent while the previous one waits for its commit.
+        maxConcurrentWrites: 2,
+      },
+    );
   }
 
   /** Keeps the channel cache in step with changes made by any process. */
@@ -82,11 +94,15 @@ export class IngestService {
     this.cache.forget(tokenHash);
   }
 
-  async findChannel(token: string): Promise<repo.ReceivingChannel | undefined> {
+  /** @param deadline when to stop asking the database (a 503 for the sender) */
+  async findChannel(
+    token: string,
+    deadline = Date.now() + HOOK_DEADLINES.lookupMs,
+  ): Promise<repo.ReceivingChannel | undefined> {
     const tokenHash = hashWebhookToken(token);
     const cached = this.cache.get(tokenHash);
     if (cached) return cached;
-    const channel = await repo.findReceivingChannel(this.db, { tokenHash });
+    const channel = await repo.findReceivingChannel(this.db, { tokenHash }, { deadline });
     if (channel) this.cache.set(channel);
     return channel;
   }
@@ -102,6 +118,9 @@ export class IngestService {
    */
   async receive(webhook: IncomingWebhook): Promise<IngestOutcome> {
     const { channel, headers } = webhook;
+    const deadline = webhook.deadline ?? Date.now() + HOOK_DEADLINES.storeMs;
+    const reject = (kept: ReturnType<RefusalRecord['with']>, error: AppError) =>
+      this.reject(channel, kept, error, deadline);
     const received = Buffer.isBuffer(webhook.body)
       ? limitBody(webhook.body, this.bodyLimitBytes)
       : webhook.body;
@@ -110,8 +129,10 @@ export class IngestService {
       senderAddress(webhook.senderIp),
     );
     if (!channel.enabled) {
-      const bytes = received.tooLarge ? received.head : received.bytes;
-      return this.reject(channel, request.with(bytes), hookErrors.channelDisabled());
+      const kept = received.tooLarge
+        ? request.with(received.head, received.received)
+        : request.with(received.bytes);
+      return reject(kept, hookErrors.channelDisabled());
     }
     const checked = await checkSender(
       channel,
@@ -121,14 +142,14 @@ export class IngestService {
       this.bodyLimitBytes,
       webhook.fromPanel,
     );
-    if (!checked.ok) return this.reject(channel, request.with(checked.kept), checked.error);
+    if (!checked.ok) return reject(request.with(checked.kept, checked.keptOf), checked.error);
     const body = checked.bytes;
     const mediaType = headers['content-type'];
     if (!isJsonMediaType(mediaType)) {
       const refusal = isFormWithPayload(mediaType, body)
         ? hookErrors.formPayload()
         : hookErrors.unsupportedMediaType(mediaType ?? '');
-      return this.reject(channel, request.with(body), refusal);
+      return reject(request.with(body), refusal);
     }
 
     let text: string;
@@ -136,23 +157,29 @@ export class IngestService {
     try {
       text = utf8.decode(body);
       payload = parsePayload(text);
-      if (!isJsonObject(payload))
-        return this.reject(channel, request.with(body), hookErrors.payloadNotObject());
+      if (!isJsonObject(payload)) return reject(request.with(body), hookErrors.payloadNotObject());
     } catch (error) {
       const reason =
         error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
-      return this.reject(channel, request.with(body), hookErrors.invalidJson(reason));
+      return reject(request.with(body), hookErrors.invalidJson(reason));
     }
 
-    const stored = await this.batches.submit({
-      channel,
-      payload: text,
-      headers: request.headers,
-      senderIp: request.senderIp,
-      dedupKey: dedupKey(channel.dedup, headers, () => payload),
-    });
+    const stored = await this.batches.submit(
+      {
+        channel,
+        payload: text,
+        headers: request.headers,
+        senderIp: request.senderIp,
+        dedupKey: dedupKey(channel.dedup, headers, () => payload),
+      },
+      deadline,
+    );
     if (stored.outcome === 'duplicate') {
-      const first = stored.first ?? (await batch.countDuplicate(this.db, stored.firstEventId));
+      const first =
+        stored.first ??
+        (await this.db.transaction((tx) => batch.countDuplicate(tx, stored.firstEventId), {
+          deadline,
+        }));
       return { accepted: true, eventId: stored.firstEventId, duplicate: first };
     }
     const { outcome, eventId } = stored;
@@ -186,19 +213,27 @@ export class IngestService {
       keptHeaders(webhook.headers, secretHeader(channel)),
       senderAddress(webhook.senderIp),
     );
+    const kept = received.tooLarge
+      ? request.with(received.head, received.received)
+      : request.with(received.bytes);
     return this.reject(
       channel,
-      request.with(received.tooLarge ? received.head : received.bytes),
+      kept,
       error,
+      webhook.deadline ?? Date.now() + HOOK_DEADLINES.storeMs,
     );
   }
 
   private async reject(
     channel: repo.ReceivingChannel,
-    request: { payload: string; headers: Record<string, string>; senderIp: string | undefined },
+    request: ReturnType<RefusalRecord['with']>,
     error: AppError,
+    deadline: number,
   ): Promise<IngestOutcome> {
-    const eventId = await repo.insertRejectedEvent(this.db, channel, request, error.code);
+    const eventId = await this.db.transaction(
+      (tx) => repo.insertRejectedEvent(tx, channel, request, error.code),
+      { deadline },
+    );
     return { accepted: false, eventId, error };
   }
 }
@@ -210,8 +245,15 @@ class RefusalRecord {
     readonly senderIp: string | undefined,
   ) {}
 
-  with(bytes: Buffer) {
-    return { payload: readableText(bytes), headers: this.headers, senderIp: this.senderIp };
+  /** `bytes` is the start of a body of `bodyBytes` bytes in all. */
+  with(bytes: Buffer, bodyBytes = bytes.length) {
+    const { text, truncated } = keptBody(bytes, bodyBytes);
+    return {
+      payload: text,
+      payloadTruncated: truncated,
+      headers: this.headers,
+      senderIp: this.senderIp,
+    };
   }
 }
 
@@ -239,10 +281,4 @@ export function isFormWithPayload(header: string | undefined, bytes: Buffer): bo
     return false;
   }
   return new URLSearchParams(bytes.toString('latin1')).has('payload');
-}
-
-// Refused bodies may be any bytes; PostgreSQL text holds neither NUL nor invalid UTF-8,
-// so both become U+FFFD in the copy kept for the logs.
-function readableText(bytes: Buffer): string {
-  return bytes.toString('utf8').replaceAll('\u0000', '\uFFFD');
 }

@@ -1,9 +1,10 @@
 import type { RequestHandler } from 'express';
 import { rateLimit, type Store } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
-import type { RedisClient } from '../redis.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RedisConnection } from '../redis.js';
+import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
 import { hookErrors } from './hook-errors.js';
 
 export interface HookRateLimits {
@@ -17,22 +18,22 @@ export interface HookRateLimits {
  */
 export function createHookRateLimits(
   config: Pick<Config, 'rateLimit'>,
-  redis: RedisClient | undefined,
+  redis: RedisConnection | undefined,
   log: Logger,
+  metrics: Metrics,
 ): HookRateLimits {
-  const store = (prefix: string): Store | undefined =>
+  const store = (limit: string): Store | undefined =>
     redis
-      ? new RedisStore({
-          prefix: `hookprompt:rl:${prefix}:`,
-          sendCommand: (...args: string[]) => redis.sendCommand(args),
-        })
+      ? failOpenRedisStore(redis, `hookprompt:rl:${limit}:`, () =>
+          metrics.rateLimitFailOpen.inc({ limit }),
+        )
       : undefined;
 
   const common = {
     windowMs: config.rateLimit.windowMs,
     standardHeaders: 'draft-8' as const,
     legacyHeaders: false,
-    // A Redis outage must not stop webhooks: the events still go to the database.
+    // A Redis outage must not stop webhooks (nor make them wait): the events still go to the database.
     passOnStoreError: true,
     // Passed on as an error, so the receiver counts and answers it like every other refusal.
     handler: (
@@ -42,11 +43,7 @@ export function createHookRateLimits(
     ) => {
       next(hookErrors.rateLimited(Number(res.getHeader('Retry-After')) || 1));
     },
-    logger: {
-      error: (error: unknown, message?: string) =>
-        log.warn({ err: error }, message ?? 'rate limit error'),
-      warn: (message: unknown) => log.warn(String(message)),
-    },
+    logger: rateLimitLogger(log),
   };
 
   return {

@@ -3,15 +3,19 @@ import type { AppError } from '../errors.js';
 import { decodeBody } from './decode-body.js';
 import { hookErrors } from './hook-errors.js';
 import type { ReceivingChannel } from './ingest-repo.js';
-import { OVERSIZE_HEAD_BYTES, type BodyResult } from './read-body.js';
+import type { BodyResult } from './read-body.js';
+import { REJECTED_BODY_BYTES } from './rejected-body.js';
 import { headerValue } from './request-headers.js';
 import { isSenderAllowed } from './verify/allowed-ips.js';
 import { verifyRequest } from './verify/schemes.js';
 import { SignatureFailure } from './verify/signature-checks.js';
 
-/** The body as the sender wrote it, or the refusal and the bytes the rejected event keeps. */
+/**
+ * The body as the sender wrote it, or the refusal and the bytes the rejected event keeps: the
+ * start of a body of `keptOf` bytes in all.
+ */
 export type CheckedBody =
-  { ok: true; bytes: Buffer } | { ok: false; error: AppError; kept: Buffer };
+  { ok: true; bytes: Buffer } | { ok: false; error: AppError; kept: Buffer; keptOf?: number };
 
 /**
  * The receiver's checks between "disabled" and "media type", in the order senders rely on:
@@ -28,21 +32,28 @@ export async function checkSender(
   fromPanel = false,
 ): Promise<CheckedBody> {
   const received = body.tooLarge ? body.head : body.bytes;
+  const keptOf = body.tooLarge ? body.received : body.bytes.length;
   if (!fromPanel && !isSenderAllowed(channel.allowed_ips, senderIp))
-    return { ok: false, error: hookErrors.senderNotAllowed(), kept: received };
+    return { ok: false, error: hookErrors.senderNotAllowed(), kept: received, keptOf };
   if (body.tooLarge)
-    return { ok: false, error: hookErrors.payloadTooLarge(bodyLimitBytes), kept: received };
+    return { ok: false, error: hookErrors.payloadTooLarge(bodyLimitBytes), kept: received, keptOf };
 
   const decoded = await decodeBody(
     body.bytes,
     headerValue(headers, 'content-encoding'),
     bodyLimitBytes,
-    OVERSIZE_HEAD_BYTES,
+    REJECTED_BODY_BYTES,
   );
   if (!decoded.ok) {
     switch (decoded.problem) {
       case 'too_large':
-        return { ok: false, error: hookErrors.payloadTooLarge(bodyLimitBytes), kept: decoded.head };
+        // Decoding stopped past the limit: what was decoded is only the start of the body.
+        return {
+          ok: false,
+          error: hookErrors.payloadTooLarge(bodyLimitBytes),
+          kept: decoded.head,
+          keptOf: Number.POSITIVE_INFINITY,
+        };
       case 'unsupported':
         return {
           ok: false,

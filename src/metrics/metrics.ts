@@ -41,6 +41,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly rateLimitFailOpen = new Counter({
+    name: 'hookprompt_rate_limit_fail_open_total',
+    help: 'Requests let through without counting them, because Redis did not answer within 500 ms, by limit.',
+    labelNames: ['limit'] as const,
+    registers: [this.registry],
+  });
+
   readonly replies = new Counter({
     name: 'hookprompt_replies_total',
     help: 'Events the worker finished (replied, skipped, failed) or put back for a retry (retried).',

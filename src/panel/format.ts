@@ -57,7 +57,7 @@ const REFUSALS: Record<string, string> = {
   unsupported_media_type:
     'Refused: the body was not sent as JSON; send it with Content-Type: application/json (the sender got 415).',
   payload_too_large:
-    'Refused: the body is larger than the size limit (the sender got 413). Only its first 1 KB is kept here.',
+    'Refused: the body is larger than the size limit (the sender got 413). Only its first 64 KB is kept here.',
   invalid_wait:
     'Refused: ?wait= was not a positive whole number of seconds, such as ?wait=10 (the sender got 400).',
   sender_not_allowed:

@@ -3,13 +3,16 @@ import type { Channel } from '../channels/channels-service.js';
 import type { PanelServices } from './panel-services.js';
 import { notFound } from '../errors.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
-import type { EventJson } from '../events/events-service.js';
+import type { EventJson, EventPreview } from '../events/events-service.js';
 import { logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
 import { workspaceId } from './panel-auth.js';
 import { prettyPayload } from './pretty-json.js';
 
 const PAGE_SIZE = 50;
-/** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
+/**
+ * Longer texts are cut in the list, and only this much of them is read from the database (a page
+ * of 1 MB payloads would be unreadable, and heavy); the event's own page shows everything.
+ */
 const LIST_TEXT_LIMIT = 20_000;
 const EXCERPT_LENGTH = 160;
 
@@ -29,21 +32,22 @@ export interface EventView extends EventJson {
   headerList: [string, string][];
 }
 
-function eventView(event: EventJson, channels: Map<string, Channel>, limit: number): EventView {
+/** An event as the panel draws it; a preview's texts are already cut (`cut`). */
+function eventView(event: EventJson | EventPreview, channels: Map<string, Channel>): EventView {
   const channelName =
     channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
-  const tooLong = (text: string | null) => text !== null && text.length > limit;
-  const cut = tooLong(event.payload) || tooLong(event.prompt) || tooLong(event.reply);
-  const shorten = (text: string | null) =>
-    text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
+  const cut = 'cut' in event && event.cut;
+  const ellipsis = (text: string | null) =>
+    cut && text !== null && text.length >= LIST_TEXT_LIMIT ? `${text}…` : text;
   // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
-  const payload = tooLong(event.payload)
-    ? { text: shorten(event.payload) as string, isJson: false }
-    : prettyPayload(event.payload);
+  const payload =
+    cut && event.payload.length >= LIST_TEXT_LIMIT
+      ? { text: ellipsis(event.payload) as string, isJson: false }
+      : prettyPayload(event.payload);
   return {
     ...event,
-    prompt: shorten(event.prompt),
-    reply: shorten(event.reply),
+    prompt: ellipsis(event.prompt),
+    reply: ellipsis(event.reply),
     channelName,
     channelExists: channels.has(event.channel_id),
     excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
@@ -71,7 +75,11 @@ export function logPages(ctx: PanelServices): Router {
     if (filter.channelId && !channelList.some((c) => c.id === filter.channelId))
       throw notFound('This channel');
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-    const page = await ctx.events.list(ws, { ...filter, limit: PAGE_SIZE, cursor });
+    const page = await ctx.events.listPreviews(
+      ws,
+      { ...filter, limit: PAGE_SIZE, cursor },
+      LIST_TEXT_LIMIT,
+    );
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(form.channel || form.status || form.from || form.to);
     res.render('logs/index', {
@@ -84,7 +92,7 @@ export function logPages(ctx: PanelServices): Router {
         ...range,
         href: logsUrl({ ...form, from: '', to: '' }, { since: range.since }),
       })),
-      events: page.data.map((event) => eventView(event, channels, LIST_TEXT_LIMIT)),
+      events: page.data.map((event) => eventView(event, channels)),
       nextUrl: page.next_cursor ? logsUrl(form, { cursor: page.next_cursor }) : undefined,
       firstUrl: cursor ? logsUrl(form) : undefined,
       filtered,
@@ -96,7 +104,7 @@ export function logPages(ctx: PanelServices): Router {
     const ws = workspaceId(res);
     const event = await ctx.events.get(ws, String(req.params.id));
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
-    const view = eventView(event, channels, Number.POSITIVE_INFINITY);
+    const view = eventView(event, channels);
     const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
     res.render('logs/show', { title: `Event #${event.id}`, event: view, deliveryAttempts });
   });

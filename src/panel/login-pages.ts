@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import { RedisStore } from 'rate-limit-redis';
 import type { PanelServices } from './panel-services.js';
+import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
 import { localPath } from './local-path.js';
 import { newToken, sameSecret } from '../secrets.js';
@@ -59,11 +59,11 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     identifier: 'login',
     passOnStoreError: true,
     store: redis
-      ? new RedisStore({
-          prefix: 'hookprompt:rl:login:',
-          sendCommand: (...args: string[]) => redis.sendCommand(args),
-        })
+      ? failOpenRedisStore(redis, 'hookprompt:rl:login:', () =>
+          ctx.metrics.rateLimitFailOpen.inc({ limit: 'sign-in' }),
+        )
       : undefined,
+    logger: rateLimitLogger(ctx.log),
     keyGenerator: (req) =>
       `${ipKeyGenerator(req.ip ?? '')}|${formField(req.body, 'email').trim().toLowerCase()}`,
     handler: (req, res) => {

@@ -6,6 +6,7 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import type { EventsService } from '../events/events-service.js';
 import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
@@ -16,6 +17,8 @@ export interface PanelServices {
   log: Logger;
   /** Shares the sign-in rate limit between instances, when set. */
   redis: RedisClient | undefined;
+  /** Counts sign-ins let through uncounted while Redis does not answer. */
+  metrics: Metrics;
   admins: AdminsService;
   sessions: SessionsService;
   workspaces: WorkspacesService;

@@ -21,10 +21,13 @@ type Container = JsonValue[] | Map<string, JsonValue>;
  * bounded by the limit, never call depth.
  *
  * @throws InvalidJsonError for anything that is not exactly one JSON value
- *   surrounded by optional JSON white space, or that nests deeper than MAX_DEPTH.
+ *   surrounded by optional JSON white space (after an optional byte-order mark), or that nests deeper than MAX_DEPTH.
  */
 export function parsePayload(raw: string): JsonValue {
   const cur = new JsonCursor(raw);
+  // A UTF-8 byte-order mark may start a body (RFC 8259 lets parsers ignore it); the stored
+  // payload keeps it, so every reader of a payload skips it here.
+  if (raw.charCodeAt(0) === 0xfeff) cur.pos = 1;
   const open: Container[] = [];
   let key = '';
   let root: JsonValue = null;

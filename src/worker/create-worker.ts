@@ -3,6 +3,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { shutdownBudget } from '../shutdown.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
 export interface WorkerDeps {
@@ -25,7 +26,11 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
     leaseMs: config.workerLeaseMs,
     maxAttempts: config.ai.maxAttempts,
     retryBaseMs: config.workerRetryBaseMs,
-    shutdownGraceMs: config.workerShutdownGraceMs,
+    // Within the process's own shutdown deadline, with time left to give the events back.
+    shutdownGraceMs: Math.min(
+      config.workerShutdownGraceMs,
+      shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
+    ),
     ...overrides,
   });
 }

@@ -70,6 +70,7 @@ describe('GET /api/v1/events/{id}', () => {
       received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       status: 'pending',
       payload: body,
+      payload_truncated: false,
       prompt: null,
       reply: null,
       error: null,

@@ -94,10 +94,14 @@ describe.skipIf(!redisUrl)(
       const elapsedMs = performance.now() - started;
       // No limit can be counted, so none is enforced: senders are answered, events stored.
       expect(during).toEqual(Array(SENT_DURING_OUTAGE).fill(200));
-      expect((await fetch(`${app.baseUrl}/readyz`)).status).toBe(200);
+      const ready = await fetch(`${app.baseUrl}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toMatchObject({ database: 'ok', redis: 'unavailable' });
       // Signing in to the panel (whose failed attempts are counted in Redis too) still works.
       expect((await new PanelClient(app).signIn()).status).toBe(303);
-      expect(app.logText()).toContain('redis connection error');
+      expect(app.logText()).toContain('redis is not answering');
+      const metrics = await (await fetch(`${app.baseUrl}/metrics`)).text();
+      expect(metrics).toMatch(/hookprompt_rate_limit_fail_open_total\{limit="channel"\} [1-9]/);
 
       await relay.start();
       if (!app.ctx.redis?.isReady)

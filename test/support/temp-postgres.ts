@@ -1,5 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './server-process.js';
@@ -14,7 +22,29 @@ export interface TempPostgres {
   url: string;
   stop(): void;
   start(): void;
+  /** SIGSTOP to the server and all its processes: connections stay open, nothing answers. */
+  pause(): void;
+  /** SIGCONT: the server carries on where it was paused. */
+  resume(): void;
   destroy(): void;
+}
+
+/** The postmaster's pid and those of its children (one per connection, and the helpers). */
+function serverPids(dataDir: string): number[] {
+  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        // The parent pid is the 4th field, after the command name in parentheses.
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false; // ended meanwhile
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
 }
 
 /**
@@ -47,7 +77,19 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop: () => run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']),
+    pause() {
+      // The postmaster first, so that no new connection process starts meanwhile.
+      const [postmaster] = serverPids(dataDir);
+      process.kill(postmaster as number, 'SIGSTOP');
+      serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGSTOP'));
+    },
+    resume: () => serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGCONT')),
     destroy() {
+      try {
+        serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGCONT'));
+      } catch {
+        // not running
+      }
       try {
         run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
       } catch {

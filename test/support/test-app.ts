@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
+import { applyHttpLimits, CONNECTIONS_CHECK_MS } from '../../src/http-limits.js';
 import { createLogger } from '../../src/logger.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
@@ -35,7 +36,7 @@ export interface TestAppOptions {
 
 /** A real listening HTTP server on a fresh database, with the log captured. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const server = createServer();
+  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -62,6 +63,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   // Tests drive the worker with runOnce() themselves: no background work.
   await ctx.start({ background: false });
+  applyHttpLimits(server, config);
   await options.setup?.(ctx, config);
   server.on('request', createApp(ctx));
 

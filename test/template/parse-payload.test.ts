@@ -168,7 +168,8 @@ const invalid: [name: string, text: string][] = [
   ['mismatched closer', '[1}'],
   ['mismatched closer in object', '{"a":1]'],
   ['non-breaking space is not white space', '\u00a0 1'],
-  ['byte order mark', '\ufeff{}'],
+  ['byte order mark after white space', ' \ufeff{}'],
+  ['second byte order mark', '\ufeff\ufeff{}'],
   ['vertical tab', '\u000b1'],
   ['comment', '/* c */ 1'],
   ['capitalised literal', 'True'],
@@ -183,6 +184,10 @@ describe('parsePayload: invalid documents', () => {
     expect(error.position).toBeGreaterThanOrEqual(0);
     expect(error.position).toBeLessThanOrEqual(text.length);
     expect(error.message).toMatch(/ at position \d+$/);
+  });
+
+  it('skips one byte-order mark at the very start (RFC 8259 lets a parser ignore it)', () => {
+    expect(toJsonText(parsePayload('\ufeff{"a":1}'))).toBe('{"a":1}');
   });
 
   it('says which character is wrong and where', () => {

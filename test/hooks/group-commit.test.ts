@@ -1,0 +1,47 @@
+import { expect, it } from 'vitest';
+import { DatabaseTimeoutError } from '../../src/db/database.js';
+import { GroupCommit } from '../../src/hooks/group-commit.js';
+
+it('refuses an item still waiting for a write slot when its deadline passes, without writing it', async () => {
+  const written: number[][] = [];
+  let release: () => void = () => undefined;
+  const commit = new GroupCommit<number, number>(
+    async (items) => {
+      written.push(items);
+      // The first batch holds the only write slot until released.
+      if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      return items;
+    },
+    { maxBatchSize: 10, maxConcurrentWrites: 1 },
+  );
+  const first = commit.submit(1, Date.now() + 60_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  const started = performance.now();
+  const late = commit.submit(2, Date.now() + 50);
+  await expect(late).rejects.toBeInstanceOf(DatabaseTimeoutError);
+  expect(performance.now() - started).toBeLessThan(1_000);
+
+  const third = commit.submit(3, Date.now() + 60_000);
+  release();
+  expect(await first).toBe(1);
+  expect(await third).toBe(3);
+  expect(written).toEqual([[1], [3]]);
+});
+
+it('writes a batch with the earliest deadline of its items', async () => {
+  const deadlines: number[] = [];
+  const commit = new GroupCommit<number, number>(
+    async (items, deadline) => {
+      deadlines.push(deadline);
+      return items;
+    },
+    { maxBatchSize: 10, maxConcurrentWrites: 1 },
+  );
+  const soon = Date.now() + 5_000;
+  await Promise.all([
+    commit.submit(1, soon + 100),
+    commit.submit(2, soon),
+    commit.submit(3, soon + 200),
+  ]);
+  expect(deadlines).toEqual([soon]);
+});

@@ -1,0 +1,134 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PAGE_BYTES } from '../../src/events/events-service.js';
+import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { Driver, type ChannelJson } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let app: TestApp;
+let driver: Driver;
+let channel: ChannelJson;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { ...ADMIN_ENV, BODY_LIMIT: '1mb' } });
+  driver = new Driver(app);
+  channel = await driver.createChannel({ name: 'Limits' });
+});
+afterAll(() => app.close());
+
+const KEPT = 65_536;
+
+async function lastEvent() {
+  const events = await driver.eventsOf(channel.id);
+  const last = events[events.length - 1];
+  return (await driver.api('get', `/events/${last?.id}`).expect(200)).body as {
+    id: string;
+    status: string;
+    payload: string;
+    payload_truncated: boolean;
+    error: string | null;
+  };
+}
+
+describe('payloads byte for byte', () => {
+  it('keeps the UTF-8 byte-order mark of an accepted body', async () => {
+    const body = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from('{"order":{"id":"ün"}}'),
+    ]);
+    const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(body));
+    expect(res.status).toBe(200);
+    const event = await lastEvent();
+    expect(Buffer.from(event.payload, 'utf8')).toEqual(body);
+    expect(event).toMatchObject({ status: 'pending', payload_truncated: false });
+  });
+
+  it('keeps only the first 64 KB of a refused body, with payload_truncated', async () => {
+    const text = 'é'.repeat(100_000); // 200 000 bytes, two per character
+    expect(
+      (await driver.sendEvent(channel.webhook_url, text, { contentType: 'text/plain' })).status,
+    ).toBe(415);
+    const refused = await lastEvent();
+    expect(refused).toMatchObject({ error: 'unsupported_media_type', payload_truncated: true });
+    expect(Buffer.byteLength(refused.payload)).toBe(KEPT);
+    expect(refused.payload).toBe(text.slice(0, KEPT / 2));
+    const admin = new PanelClient(app);
+    await admin.signIn();
+    const shown = await admin.page(`/logs/${refused.id}`).expect(200);
+    expect(shown.text).toContain('its first 64 KB: the rest of this refused body was not kept');
+
+    // Past BODY_LIMIT too; a character cut in two at the 64 KB mark is left out whole.
+    const large = `{"a":"x${'€'.repeat(400_000)}"}`;
+    expect((await driver.sendEvent(channel.webhook_url, large)).status).toBe(413);
+    const tooLarge = await lastEvent();
+    expect(tooLarge).toMatchObject({ error: 'payload_too_large', payload_truncated: true });
+    expect(Buffer.byteLength(tooLarge.payload)).toBeLessThanOrEqual(KEPT);
+    expect(Buffer.byteLength(tooLarge.payload)).toBeGreaterThan(KEPT - 3);
+    expect(large.startsWith(tooLarge.payload)).toBe(true);
+
+    // A short refused body is kept whole.
+    expect((await driver.sendEvent(channel.webhook_url, '[1]')).status).toBe(400);
+    expect(await lastEvent()).toMatchObject({ payload: '[1]', payload_truncated: false });
+  });
+});
+
+describe('big pages', () => {
+  const EVENTS = 24;
+  const PAYLOAD_BYTES = 900 * 1024;
+
+  beforeAll(async () => {
+    const big = await driver.createChannel({ name: 'Big' });
+    // Stored straight in the database: 21 MB through HTTP would only slow the test down.
+    await app.ctx.db.query(
+      `insert into events (workspace_id, channel_id, status, payload, received_at)
+       select workspace_id, id, 'pending',
+              '{"n":' || n || ',"pad":"' || repeat('"', $2::integer) || '"}',
+              now() - n * interval '1 second'
+       from channels, generate_series(1, $1::integer) as n where id = $3`,
+      [EVENTS, PAYLOAD_BYTES, big.id],
+    );
+    channel = big;
+  });
+
+  it('returns fewer events than the limit when they are large, with a cursor, and pages through all', async () => {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const res = await driver
+        .api(
+          'get',
+          `/events?channel_id=${channel.id}&limit=500${cursor ? `&cursor=${cursor}` : ''}`,
+        )
+        .expect(200);
+      const bytes = Buffer.byteLength(res.text);
+      // Payloads full of quotes double in size as JSON: the page is cut by its JSON, not its text.
+      expect(bytes).toBeLessThanOrEqual(PAGE_BYTES + 4096);
+      const page = res.body as {
+        data: { id: string; payload: string }[];
+        next_cursor: string | null;
+      };
+      expect(page.data.length).toBeGreaterThan(0);
+      expect(page.data.length).toBeLessThan(EVENTS);
+      for (const event of page.data)
+        expect(Buffer.byteLength(event.payload)).toBeGreaterThan(PAYLOAD_BYTES);
+      seen.push(...page.data.map((event) => event.id));
+      cursor = page.next_cursor ?? undefined;
+      pages++;
+    } while (cursor);
+    expect(new Set(seen).size).toBe(EVENTS);
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil((EVENTS * PAYLOAD_BYTES * 2) / PAGE_BYTES));
+  });
+
+  it('shows Brain Logs with previews, not whole payloads', async () => {
+    const client = new PanelClient(app);
+    await client.signIn();
+    const res = await client.page(`/logs?channel=${channel.id}`).expect(200);
+    const ids = [...res.text.matchAll(/<details class="event" id="event-(\d+)"/g)];
+    expect(ids).toHaveLength(EVENTS);
+    // 24 previews of 20 000 characters (HTML-escaped), not 24 × 900 KB.
+    expect(res.text.length).toBeLessThan(4 * 1024 * 1024);
+    expect(res.text).toContain('Show the whole event');
+    const one = await client.page(`/logs/${ids[0]?.[1]}`).expect(200);
+    expect(one.text.length).toBeGreaterThan(PAYLOAD_BYTES);
+  });
+});
