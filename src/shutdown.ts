@@ -5,8 +5,8 @@ export type ShutdownStep = <T>(what: string, work: () => Promise<T>) => Promise<
 
 /**
  * How SHUTDOWN_TIMEOUT_MS is shared out: in-flight requests get 40 % of it to be answered, the
- * worker's AI calls (after them) 40 % to finish before their events are given back, and the
- * rest is left for giving events back and closing connections.
+ * worker's AI calls and the reply deliveries (after them) 40 % to finish before their events
+ * and messages are given back, and the rest is left for giving them back and closing connections.
  */
 export function shutdownBudget(shutdownTimeoutMs: number): {
   drainMs: number;
