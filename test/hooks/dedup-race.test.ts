@@ -1,0 +1,100 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queryable } from '../../src/db/database.js';
+import {
+  countDuplicate,
+  storeEventBatch,
+  type IncomingEvent,
+} from '../../src/hooks/store-event-batch.js';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
+
+/**
+ * Two transactions claim one dedup key at the same moment, as two instances' batches do: the
+ * second waits on the first's key, and must come out a duplicate of the event it cannot see
+ * yet, counted on that event, with nothing stored and no quota spent.
+ */
+describe.skipIf(!testDatabaseUrl)(
+  'two batches racing for one dedup key (real PostgreSQL only: PGlite runs one statement at a time)',
+  () => {
+    let app: TestApp;
+    let first: pg.Client;
+    let second: pg.Client;
+
+    beforeAll(async () => {
+      app = await startTestApp();
+      first = new pg.Client({ connectionString: app.database.url });
+      second = new pg.Client({ connectionString: app.database.url });
+      await Promise.all([first.connect(), second.connect()]);
+    });
+    afterAll(async () => {
+      await Promise.all([first.end(), second.end()]);
+      await app.close();
+    });
+
+    /** Polls (bounded) until the backend waits on a lock: the second batch reached the key. */
+    const waitUntilBlocked = async (pid: number) => {
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await app.ctx.db.query<{ waiting: boolean }>(
+          `select wait_event_type = 'Lock' as waiting from pg_stat_activity where pid = $1`,
+          [pid],
+        );
+        if (rows[0]?.waiting) return;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      throw new Error('the second batch never waited for the first one');
+    };
+
+    const on = (client: pg.Client): Queryable => ({
+      query: async (text, params) => {
+        const result = await client.query(text, params as unknown[]);
+        return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+      },
+    });
+
+    it('makes the later one a duplicate of the earlier, counted once it commits', async () => {
+      const driver = new Driver(app);
+      const channel = await driver.createChannel();
+      const receiving = await app.ctx.ingest.findChannel(
+        channel.webhook_url.slice(channel.webhook_url.lastIndexOf('/') + 1),
+      );
+      const event = (n: number): IncomingEvent => ({
+        channel: receiving!,
+        payload: `{"n":${n}}`,
+        headers: { 'webhook-id': 'raced' },
+        senderIp: '127.0.0.1',
+        dedupKey: 'raced',
+      });
+      const chatsBefore = (await driver.api('get', '/workspace')).body.chats_used as number;
+
+      const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
+      await first.query('begin');
+      const [won] = await storeEventBatch(on(first), [event(1)]);
+      expect(won).toMatchObject({ outcome: 'accepted' });
+      // The second batch blocks on the first's uncommitted key...
+      const racing = storeEventBatch(on(second), [event(2), event(3)]);
+      await waitUntilBlocked(secondPid);
+      await first.query('commit');
+      // ...and then reads the winner's event id from the key, which its snapshot cannot see.
+      const lost = await racing;
+      const firstId = (won as { eventId: string }).eventId;
+      expect(lost).toEqual([
+        { outcome: 'duplicate', firstEventId: firstId, first: undefined },
+        { outcome: 'duplicate', firstEventId: firstId, first: undefined },
+      ]);
+
+      // The receiver counts such duplicates on the event afterwards, one request at a time.
+      for (let i = 0; i < lost.length; i++) {
+        expect(await countDuplicate(app.ctx.db, firstId)).toMatchObject({
+          id: firstId,
+          status: 'pending',
+        });
+      }
+      const events = await driver.api('get', `/events/${firstId}`);
+      expect(events.body.duplicates).toBe(2);
+      expect((await driver.eventsOf(channel.id)).map((e) => e.id)).toEqual([firstId]);
+      expect((await driver.api('get', '/workspace')).body.chats_used).toBe(chatsBefore + 1);
+    });
+  },
+);
