@@ -31,14 +31,39 @@ export function missingPlaceholders(template: string, payload: JsonValue): strin
 }
 
 /**
+ * The paths of `missingPlaceholders` over several templates of one event (its prompt template
+ * and its system prompt), each path listed once.
+ */
+export function missingInTemplates(templates: readonly string[], payload: JsonValue): string[] {
+  const missing = new Set<string>();
+  for (const template of templates) {
+    for (const path of missingPlaceholders(template, payload)) missing.add(path);
+  }
+  return [...missing];
+}
+
+/**
  * Follows a placeholder's path through the payload; `undefined` means absent.
  *
  * Objects are Maps, so a key only ever finds the payload's own members:
  * `constructor` or `__proto__` resolve to data or to nothing, never to
  * something inherited. Arrays answer only to canonical indexes, so `length`,
  * `01` or `-1` are absent, and scalars have no fields at all.
+ *
+ * Senders that post flat objects write dotted names as keys (`{"order.id": 5}`):
+ * when the nested reading finds nothing, a top-level key spelled exactly like
+ * the path is used instead. Nested fields win, so the fallback never changes a
+ * value that the nested reading finds (null included).
  */
 export function resolvePath(payload: JsonValue, placeholder: Placeholder): JsonValue | undefined {
+  const nested = resolveNested(payload, placeholder);
+  if (nested !== undefined || placeholder.keys.length < 2 || !(payload instanceof Map)) {
+    return nested;
+  }
+  return payload.get(placeholder.path);
+}
+
+function resolveNested(payload: JsonValue, placeholder: Placeholder): JsonValue | undefined {
   const { keys, indexes } = placeholder;
   let value: JsonValue | undefined = payload;
   for (let i = 0; i < keys.length; i++) {
