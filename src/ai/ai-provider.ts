@@ -1,16 +1,60 @@
+import type { ResponseFormat } from './ai-settings.js';
+
+/** One earlier exchange of a thread, sent before the prompt as a user/assistant pair. */
+export interface HistoryTurn {
+  prompt: string;
+  reply: string;
+}
+
+/** Everything one AI call is made of; optional members are left to the provider's defaults. */
+export interface AiRequest {
+  prompt: string;
+  /** The rendered system prompt; empty or absent means no system message. */
+  system?: string;
+  /** Oldest first. */
+  history: readonly HistoryTurn[];
+  /** The channel's model; absent means the server's (AI_MODEL). */
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  responseFormat?: ResponseFormat;
+}
+
+/** Tokens as the provider reported them. */
+export interface TokenUsage {
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+}
+
+export interface AiReply {
+  text: string;
+  /** The model the request named (null when none was named, as with the echo and no AI_MODEL). */
+  model: string | null;
+  usage: TokenUsage | null;
+  /** How long the call itself took, from sending the request to reading the whole answer. */
+  latencyMs: number;
+}
+
 /** Something that turns a prompt into a reply: the offline echo stand-in or a real model. */
 export interface AiProvider {
   readonly name: string;
   /**
+   * True when asking again always gives the same answer (the echo): a reply that fails the
+   * channel's format check is then final at once instead of being retried.
+   */
+  readonly deterministic: boolean;
+  /**
    * Resolves to the reply. Rejects with an AiError when the model gave no usable answer, or with
    * `signal.reason` when the caller aborted (the worker is shutting down).
    */
-  complete(prompt: string, signal: AbortSignal): Promise<string>;
+  complete(request: AiRequest, signal: AbortSignal): Promise<AiReply>;
 }
 
 /**
  * Why a reply could not be had. `retryable` says whether asking again later may help (timeouts,
  * network errors, an overloaded server) or not (a wrong key, a request the server refuses).
+ * `retryAfterMs` is the server's own `Retry-After`: the next attempt waits at least that long.
  * The message is shown to admins in Brain Logs, so it never contains the API key.
  */
 export class AiError extends Error {
@@ -19,6 +63,7 @@ export class AiError extends Error {
   constructor(
     message: string,
     readonly retryable: boolean,
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }

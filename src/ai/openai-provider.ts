@@ -1,8 +1,19 @@
-import { AiError, type AiProvider } from './ai-provider.js';
+import { performance } from 'node:perf_hooks';
+import {
+  AiError,
+  type AiProvider,
+  type AiReply,
+  type AiRequest,
+  type TokenUsage,
+} from './ai-provider.js';
+import { chatCompletionBody } from './chat-request.js';
+import { ProviderPause } from './provider-pause.js';
+import { parseRetryAfter } from './retry-after.js';
 
 export interface OpenAiOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; see `chatCompletionsUrl`. */
   baseUrl: string;
+  /** AI_MODEL: used when the channel names none. */
   model: string;
   apiKey: string | undefined;
   timeoutMs: number;
@@ -12,35 +23,53 @@ export interface OpenAiOptions {
 const RETRYABLE_STATUS = (status: number) =>
   status === 408 || status === 409 || status === 429 || status >= 500;
 
-/** Any server speaking the OpenAI chat-completions protocol (OpenAI, vLLM, Ollama, LiteLLM...). */
+/** Statuses whose `Retry-After` says "slow down": it delays the event and pauses other calls. */
+const BACK_PRESSURE_STATUS = (status: number) => status === 429 || status === 503;
+
+/**
+ * Any server speaking the OpenAI chat-completions protocol (OpenAI, vLLM, Ollama, LiteLLM...).
+ *
+ * Written on `fetch` rather than the official `openai` package: its current releases need
+ * Node 22 (this service runs on Node 20), and what it would add — its own retries, timeouts,
+ * streaming and a typed surface of the whole API — is either turned off here (the queue owns
+ * retries and deadlines) or unused. One call is one POST; what matters is kept in this file:
+ * the API key scrubbed from every message admins see, errors classified once (retryable or
+ * not), `Retry-After` read in both of its forms, no redirects followed, and usage read back.
+ */
 export class OpenAiProvider implements AiProvider {
   readonly name = 'openai';
+  readonly deterministic = false;
   private readonly url: URL;
+  private readonly pause = new ProviderPause();
 
   constructor(private readonly options: OpenAiOptions) {
     this.url = chatCompletionsUrl(options.baseUrl);
   }
 
-  async complete(prompt: string, signal: AbortSignal): Promise<string> {
+  async complete(request: AiRequest, signal: AbortSignal): Promise<AiReply> {
+    await this.pause.wait(signal);
+    const model = request.model ?? this.options.model;
     const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
     };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
+    const started = performance.now();
     let status: number;
     let text: string;
+    let retryAfter: string | null;
     try {
       const res = await fetch(this.url, {
         method: 'POST',
         headers,
-        body: JSON.stringify({
-          model: this.options.model,
-          messages: [{ role: 'user', content: prompt }],
-        }),
+        body: JSON.stringify(chatCompletionBody(request, model)),
+        // A redirect would resend the key to wherever it points.
+        redirect: 'error',
         signal: AbortSignal.any([signal, timeout]),
       });
       status = res.status;
+      retryAfter = res.headers.get('retry-after');
       text = await res.text();
     } catch (error) {
       if (signal.aborted) throw signal.reason;
@@ -55,25 +84,30 @@ export class OpenAiProvider implements AiProvider {
         true,
       );
     }
+    const latencyMs = Math.round(performance.now() - started);
 
     if (status < 200 || status > 299) {
       const retryable = RETRYABLE_STATUS(status);
       const verb = retryable ? 'failed' : 'refused the request';
+      const waitMs = BACK_PRESSURE_STATUS(status) ? parseRetryAfter(retryAfter) : undefined;
+      if (waitMs !== undefined) this.pause.pauseFor(waitMs);
+      const asked = waitMs === undefined ? '' : ` It asked to wait ${Math.ceil(waitMs / 1000)} s.`;
       throw new AiError(
-        `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}`,
+        `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}${asked}`,
         retryable,
+        waitMs,
       );
     }
-    const reply = replyOf(text);
+    const answer = answerOf(text);
     // A 200 without a reply in it is most often a proxy or an overloaded server answering for the
     // model; asking again is worth it, and max attempts bounds the cost.
-    if (reply === undefined) {
+    if (answer === undefined) {
       throw new AiError(
         `The AI server sent an answer without a reply in it: ${snippet(this.scrub(text))}`,
         true,
       );
     }
-    return reply;
+    return { text: answer.content, model, usage: answer.usage, latencyMs };
   }
 
   /**
@@ -99,14 +133,37 @@ export function chatCompletionsUrl(baseUrl: string): URL {
   return url;
 }
 
-function replyOf(text: string): string | undefined {
+interface ChatCompletion {
+  choices?: { message?: { content?: unknown } }[];
+  usage?: Record<string, unknown> | null;
+}
+
+function answerOf(text: string): { content: string; usage: TokenUsage | null } | undefined {
+  let parsed: ChatCompletion;
   try {
-    const content = (JSON.parse(text) as { choices?: { message?: { content?: unknown } }[] })
-      ?.choices?.[0]?.message?.content;
-    return typeof content === 'string' ? content : undefined;
+    parsed = JSON.parse(text) as ChatCompletion;
   } catch {
     return undefined;
   }
+  const content = parsed?.choices?.[0]?.message?.content;
+  if (typeof content !== 'string') return undefined;
+  return { content, usage: usageOf(parsed.usage) };
+}
+
+/** The three token counts as reported; null when the server reported none of them. */
+export function usageOf(usage: Record<string, unknown> | null | undefined): TokenUsage | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const count = (value: unknown) =>
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+  const result: TokenUsage = {
+    prompt_tokens: count(usage.prompt_tokens),
+    completion_tokens: count(usage.completion_tokens),
+    total_tokens: count(usage.total_tokens),
+  };
+  if (result.prompt_tokens === null && result.completion_tokens === null) {
+    return result.total_tokens === null ? null : result;
+  }
+  return result;
 }
 
 /** The `error.message` of an OpenAI-style error body, or the start of whatever else was sent. */

@@ -1,3 +1,4 @@
+import type { AiSettings } from '../ai/ai-settings.js';
 import type { Queryable } from '../db/database.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
 import type { DedupSettings, VerificationSettings } from './sender-settings.js';
@@ -8,6 +9,8 @@ export interface ChannelRow {
   name: string;
   template: string;
   enabled: boolean;
+  /** The stored AI settings (see `toAiSettings`). */
+  ai: unknown;
   webhook_token: string;
   verification: VerificationSettings;
   /** Whether a verification secret is stored; the secret itself is never read here. */
@@ -21,7 +24,7 @@ export interface ChannelRow {
   updated_at: Date;
 }
 
-const COLUMNS = `id, workspace_id, name, template, enabled, webhook_token,
+const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
   reply_url, reply_enabled, reply_disabled_reason, created_at, updated_at`;
 
@@ -30,6 +33,7 @@ export interface NewChannel {
   name: string;
   template: string;
   enabled: boolean;
+  ai: AiSettings;
   token: string;
   tokenHash: string;
   senders: SenderChanges;
@@ -41,11 +45,12 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
   const { rows } = await db.query<ChannelRow>(
     `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
                            verification, verification_secret, allowed_ips, dedup,
-                           reply_url, reply_enabled, reply_secret)
+                           reply_url, reply_enabled, reply_secret, ai)
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
-             $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end)
+             $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end,
+             $14)
      returning ${COLUMNS}`,
     [
       channel.workspaceId,
@@ -61,6 +66,7 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
       channel.reply.url ?? null,
       channel.reply.enabled ?? null,
       channel.reply.secret,
+      JSON.stringify(channel.ai),
     ],
   );
   return rows[0] as ChannelRow;
@@ -79,9 +85,11 @@ export async function findChannel(
   db: Queryable,
   workspaceId: string,
   id: string,
+  { forUpdate = false } = {},
 ): Promise<ChannelRow | undefined> {
   const { rows } = await db.query<ChannelRow>(
-    `select ${COLUMNS} from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
+    `select ${COLUMNS} from channels where workspace_id = $1 and id = $2 and deleted_at is null
+     ${forUpdate ? 'for update' : ''}`,
     [workspaceId, id],
   );
   return rows[0];
@@ -101,6 +109,7 @@ export interface ChannelChanges {
   enabled?: boolean;
   senders?: SenderChanges;
   reply: ReplyChanges;
+  ai?: AiSettings;
 }
 
 /** The stored settings a change of sender settings is checked against (the secret included). */
@@ -139,6 +148,7 @@ export async function updateChannel(
        reply_disabled_reason = case when $12::boolean is null then reply_disabled_reason end,
        reply_secret = case when $11::text is not null then coalesce(reply_secret, $13::text)
          else reply_secret end,
+       ai = coalesce($14::jsonb, ai),
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}`,
@@ -156,6 +166,7 @@ export async function updateChannel(
       changes.reply.url ?? null,
       changes.reply.enabled ?? null,
       changes.reply.secret,
+      changes.ai === undefined ? null : JSON.stringify(changes.ai),
     ],
   );
   return rows[0];

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aiSettingsInputSchema } from '../ai/ai-settings.js';
 import { ROW_ID } from '../secrets.js';
 import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
 
@@ -29,6 +30,7 @@ export const createChannelSchema = z.strictObject({
   allowed_ips: allowedIpsSchema.optional(),
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
+  ai: aiSettingsInputSchema.nullish(),
 });
 
 export const updateChannelSchema = z.strictObject({
@@ -39,6 +41,7 @@ export const updateChannelSchema = z.strictObject({
   allowed_ips: allowedIpsSchema.optional(),
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
+  ai: aiSettingsInputSchema.nullish(),
 });
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');

@@ -1,4 +1,10 @@
-import type { Database } from '../db/database.js';
+import {
+  DEFAULT_AI_SETTINGS,
+  mergeAiSettings,
+  toAiSettings,
+  type AiSettings,
+} from '../ai/ai-settings.js';
+import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { newSigningSecret } from '../secrets.js';
@@ -14,6 +20,8 @@ export interface Channel {
   name: string;
   enabled: boolean;
   template: string;
+  /** Null members mean the server's default. */
+  ai: AiSettings;
   webhook_url: string;
   /** How senders prove who they are; the secret is never shown, only whether one is set. */
   verification: {
@@ -61,6 +69,7 @@ export class ChannelsService {
       name: row.name,
       enabled: row.enabled,
       template: row.template,
+      ai: toAiSettings(row.ai),
       webhook_url: this.webhookUrl(row.webhook_token),
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
@@ -82,6 +91,7 @@ export class ChannelsService {
       name: input.name,
       template: input.template,
       enabled: input.enabled ?? true,
+      ai: mergeAiSettings(DEFAULT_AI_SETTINGS, input.ai),
       token,
       tokenHash: hashWebhookToken(token),
       senders: senderChanges(NEW_CHANNEL_SENDERS, input),
@@ -104,19 +114,31 @@ export class ChannelsService {
     return this.toChannel(orNotFound(await repo.findChannel(this.db, workspaceId, id)));
   }
 
+  /**
+   * `ai` merges into the stored settings member by member (null clears a member, `ai: null`
+   * clears them all), read and written in one transaction so that two admins changing
+   * different members do not undo each other.
+   */
   async update(workspaceId: string, id: string, changes: UpdateChannel): Promise<Channel> {
-    const { verification, allowed_ips, dedup, reply_delivery, ...plain } = changes;
-    let senders;
-    if (verification || allowed_ips || dedup) {
-      const stored = await repo.findSenderSettings(this.db, workspaceId, id);
-      if (!stored) throw notFound('This channel');
-      senders = senderChanges(stored, { verification, allowed_ips, dedup });
-    }
-    const row = await repo.updateChannel(this.db, workspaceId, id, {
-      ...plain,
-      senders,
-      reply: await this.replyChanges(reply_delivery),
-    });
+    const { verification, allowed_ips, dedup, reply_delivery, ai, ...plain } = changes;
+    const reply = await this.replyChanges(reply_delivery);
+    const write = async (db: Queryable) => {
+      let senders;
+      if (verification || allowed_ips || dedup) {
+        const stored = await repo.findSenderSettings(db, workspaceId, id);
+        if (!stored) throw notFound('This channel');
+        senders = senderChanges(stored, { verification, allowed_ips, dedup });
+      }
+      let merged: AiSettings | undefined;
+      if (ai !== undefined) {
+        const current = orNotFound(
+          await repo.findChannel(db, workspaceId, id, { forUpdate: true }),
+        );
+        merged = mergeAiSettings(toAiSettings(current.ai), ai);
+      }
+      return repo.updateChannel(db, workspaceId, id, { ...plain, senders, reply, ai: merged });
+    };
+    const row = ai === undefined ? await write(this.db) : await this.db.transaction(write);
     if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
     return this.toChannel(orNotFound(row));
   }

@@ -1,3 +1,4 @@
+import type { TokenUsage } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
 import { FINISHED_STATUSES, sqlStatusList } from './event-states.js';
@@ -21,6 +22,11 @@ export interface EventRow {
   headers: Record<string, string> | null;
   sender_ip: string | null;
   duplicates: number;
+  model: string | null;
+  usage: TokenUsage | null;
+  latency_ms: number | null;
+  thread_key: string | null;
+  missing: string[] | null;
 }
 
 /** An event whose long texts are cut to their first characters, with their full sizes in bytes. */
@@ -31,6 +37,7 @@ export interface EventPreviewRow extends EventRow {
 
 const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
+  model, usage, latency_ms, thread_key, missing,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 /**
@@ -40,6 +47,7 @@ const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payl
 const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
+  model, usage, latency_ms, thread_key, missing,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

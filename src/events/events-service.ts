@@ -1,3 +1,4 @@
+import type { TokenUsage } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../errors.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
@@ -29,6 +30,16 @@ export interface EventJson {
   duplicates: number;
   /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
   delivery: EventDelivery | null;
+  /** The model the last AI call named; null before any call. */
+  model: string | null;
+  /** Tokens of the last AI call as the provider reported them, or null. */
+  usage: TokenUsage | null;
+  /** How long the last successful AI call took, in milliseconds. */
+  latency_ms: number | null;
+  /** The rendered thread key; null when the event is in no thread. */
+  thread_key: string | null;
+  /** Placeholders of the template and system prompt that were absent or null in the payload. */
+  missing: string[];
 }
 
 /** An event's reply delivery as the API shows it (see src/deliveries/). */
@@ -234,6 +245,11 @@ function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): E
     sender_ip: row.sender_ip,
     duplicates: row.duplicates,
     delivery: delivery ?? null,
+    model: row.model,
+    usage: row.usage,
+    latency_ms: row.latency_ms,
+    thread_key: row.thread_key,
+    missing: row.missing ?? [],
   };
 }
 

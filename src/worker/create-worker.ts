@@ -31,6 +31,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
       config.workerShutdownGraceMs,
       shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
     ),
+    defaultModel: config.ai.model,
     ...overrides,
   });
 }

@@ -1,11 +1,15 @@
 import { performance } from 'node:perf_hooks';
-import { AiError, type AiProvider } from '../ai/ai-provider.js';
+import { AiError, type AiProvider, type AiReply, type AiRequest } from '../ai/ai-provider.js';
+import { toAiSettings } from '../ai/ai-settings.js';
+import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
-import { parsePayload, renderTemplate } from '../template/index.js';
+import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
+import type { AiCallRecord } from './ai-call.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import { finishEvent, type FinalOutcome } from './queue-finish.js';
+import { threadHistory } from './queue-history.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
 import { startAttempt } from './queue-start-attempt.js';
@@ -20,14 +24,19 @@ export interface ProcessDeps {
   leaseMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** AI_MODEL: the model recorded for channels that name none (null with the echo and no model). */
+  defaultModel?: string;
+  /** Told when a retried event is due again, so the worker can wake for it on time. */
+  onRetryScheduled?: (dueInMs: number) => void;
 }
 
 /** What became of a claimed event; `lost` means another worker had taken it over. */
 export type ProcessOutcome = ReplyOutcome | 'released' | 'lost';
 
 /**
- * Answers one claimed event: renders the channel's template with the payload, asks the AI, and
- * stores the result. `signal` aborts the AI call when the worker shuts down; the event is then
+ * Answers one claimed event: renders the channel's template (and system prompt) with the
+ * payload, adds the thread's history, asks the AI with the channel's settings, checks the
+ * reply's shape, and stores the result. `signal` aborts the AI call when the worker shuts down; the event is then
  * given back to the queue. Database errors are thrown: the event keeps its lease and is taken
  * again once it ends.
  */
@@ -38,8 +47,8 @@ export async function processEvent(
 ): Promise<ProcessOutcome> {
   const { db, log, workerId } = deps;
   const eventId = event.id;
-  const finish = async (outcome: FinalOutcome): Promise<ProcessOutcome> => {
-    if (!(await finishEvent(db, eventId, workerId, outcome))) return lost(deps, eventId);
+  const finish = async (outcome: FinalOutcome, call?: AiCallRecord): Promise<ProcessOutcome> => {
+    if (!(await finishEvent(db, eventId, workerId, outcome, call))) return lost(deps, eventId);
     deps.metrics.replies.inc({ outcome: outcome.status });
     return outcome.status;
   };
@@ -55,9 +64,22 @@ export async function processEvent(
     });
   }
 
-  let prompt: string;
+  const settings = toAiSettings(event.ai);
+  let request: AiRequest;
+  let missing: string[];
   try {
-    prompt = storableText(renderTemplate(event.template, parsePayload(event.payload)));
+    const payload = parsePayload(event.payload);
+    const system = settings.system_prompt ?? '';
+    request = {
+      prompt: storableText(renderTemplate(event.template, payload)),
+      system: system ? storableText(renderTemplate(system, payload)) : undefined,
+      history: [],
+      model: settings.model ?? undefined,
+      temperature: settings.temperature ?? undefined,
+      maxTokens: settings.max_tokens ?? undefined,
+      responseFormat: settings.response_format ?? undefined,
+    };
+    missing = missingInTemplates([event.template, system], payload);
   } catch (error) {
     // Accepted events were parsed on arrival, so this means the stored payload was altered.
     log.error({ eventId, err: error }, 'event failed: stored payload unreadable');
@@ -66,19 +88,31 @@ export async function processEvent(
       error: storableText(`The stored payload is not valid JSON: ${messageOf(error)}`),
     });
   }
+  const { prompt } = request;
 
   if (prompt.trim() === '') {
     log.info({ eventId }, 'event skipped: the prompt is empty');
-    return finish({ status: 'skipped', prompt });
+    return finish({ status: 'skipped', prompt, missing });
   }
 
-  const attempts = await startAttempt(db, eventId, workerId, prompt, deps.leaseMs);
+  if (event.thread_key !== null && (settings.history ?? 0) > 0) {
+    request.history = await threadHistory(
+      db,
+      event.channel_id,
+      event.thread_key,
+      eventId,
+      settings.history ?? 0,
+    );
+  }
+
+  const model = request.model ?? deps.defaultModel ?? null;
+  const attempts = await startAttempt(db, eventId, workerId, prompt, deps.leaseMs, missing, model);
   if (attempts === undefined) return lost(deps, eventId);
 
   const started = performance.now();
-  let reply: string;
+  let reply: AiReply;
   try {
-    reply = await deps.provider.complete(prompt, signal);
+    reply = await deps.provider.complete(request, signal);
     deps.metrics.aiLatency.observe({ result: 'ok' }, (performance.now() - started) / 1000);
   } catch (error) {
     if (signal.aborted) {
@@ -89,22 +123,54 @@ export async function processEvent(
     // Anything but an AiError is unexpected; it may pass, and max attempts bounds the retries.
     const aiError =
       error instanceof AiError ? error : new AiError(`Unexpected error: ${messageOf(error)}`, true);
-    const message = storableText(aiError.message);
-    if (aiError.retryable && attempts < deps.maxAttempts) {
-      log.warn({ eventId, attempts, error: message }, 'AI call failed; retrying later');
-      if (!(await retryEvent(db, eventId, workerId, message, deps.retryBaseMs)))
-        return lost(deps, eventId);
-      deps.metrics.replies.inc({ outcome: 'retried' });
-      return 'retried';
-    }
-    const final = aiError.retryable ? `${message} Gave up after ${attempts} attempts.` : message;
-    log.warn({ eventId, attempts, error: final }, 'event failed');
-    return finish({ status: 'failed', error: final });
+    return failedCall(deps, event, attempts, aiError, undefined, finish);
   }
 
-  const outcome = await finish({ status: 'replied', reply: storableText(reply) });
+  const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
+  const problem = replyProblem(reply.text, request.responseFormat);
+  if (problem !== undefined) {
+    // A reply of the wrong shape is a failed call: another answer may fit, unless the provider
+    // always answers the same.
+    const invalid = new AiError(`${REPLY_INVALID}: ${problem}`, !deps.provider.deterministic);
+    return failedCall(deps, event, attempts, invalid, call, finish);
+  }
+
+  const outcome = await finish({ status: 'replied', reply: storableText(reply.text) }, call);
   if (outcome === 'replied') log.info({ eventId, attempts }, 'event replied');
   return outcome;
+}
+
+/** A call that gave no usable reply: retried later while it may help and attempts are left. */
+async function failedCall(
+  deps: ProcessDeps,
+  event: ClaimedEvent,
+  attempts: number,
+  aiError: AiError,
+  call: AiCallRecord | undefined,
+  finish: (outcome: FinalOutcome, call?: AiCallRecord) => Promise<ProcessOutcome>,
+): Promise<ProcessOutcome> {
+  const { db, log, workerId } = deps;
+  const eventId = event.id;
+  const message = storableText(aiError.message);
+  if (aiError.retryable && attempts < deps.maxAttempts) {
+    log.warn({ eventId, attempts, error: message }, 'AI call failed; retrying later');
+    const dueInMs = await retryEvent(
+      db,
+      eventId,
+      workerId,
+      message,
+      deps.retryBaseMs,
+      aiError.retryAfterMs ?? 0,
+      call,
+    );
+    if (dueInMs === undefined) return lost(deps, eventId);
+    deps.metrics.replies.inc({ outcome: 'retried' });
+    deps.onRetryScheduled?.(dueInMs);
+    return 'retried';
+  }
+  const final = aiError.retryable ? `${message} Gave up after ${attempts} attempts.` : message;
+  log.warn({ eventId, attempts, error: final }, 'event failed');
+  return finish({ status: 'failed', error: final }, call);
 }
 
 function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {

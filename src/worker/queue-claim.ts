@@ -9,8 +9,13 @@ export interface ClaimedEvent {
   attempts: number;
   /** The last error, kept from an earlier attempt. */
   error: string | null;
+  channel_id: string;
+  /** The thread the event belongs to (rendered when it arrived), or null. */
+  thread_key: string | null;
   /** The channel's template as it is now, not as it was when the event arrived. */
   template: string;
+  /** The channel's AI settings as they are now (see `toAiSettings`). */
+  ai: unknown;
 }
 
 /**
@@ -52,7 +57,8 @@ export async function claimEvents(
        locked_until = now() + $3::integer * interval '1 millisecond'
      from next, channels
      where events.id = next.id and channels.id = events.channel_id
-     returning events.id, events.payload, events.attempts, events.error, channels.template`,
+     returning events.id, events.payload, events.attempts, events.error, events.channel_id,
+       events.thread_key, channels.template, channels.ai`,
     [workerId, limit, leaseMs],
   );
   return rows;

@@ -1,12 +1,15 @@
 import type { Queryable } from '../db/database.js';
+import { callParams, type AiCallRecord } from './ai-call.js';
 
 /**
  * Puts an event whose AI call failed for a passing reason back in the queue, due after an
  * exponential backoff: `baseMs` × 2^(attempts − 1), at most one hour, of which a random half
  * is dropped ("equal jitter") so events that failed together are not all retried together.
  * Computed in SQL so the delay is measured on the database clock, the one `claimEvents` reads.
- * The error is kept so Brain Logs shows why the event is waiting. Only the lock owner may
- * do this (see `finishEvent`); resolves to false when it no longer held the event.
+ * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
+ * long. The error is kept so Brain Logs shows why the event is waiting. Only the lock owner may
+ * do this (see `finishEvent`). Resolves to the milliseconds until the event is due again, or
+ * undefined when the worker no longer held the event.
  */
 export async function retryEvent(
   db: Queryable,
@@ -14,19 +17,24 @@ export async function retryEvent(
   workerId: string,
   error: string,
   baseMs: number,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+  minDelayMs = 0,
+  call?: AiCallRecord,
+): Promise<number | undefined> {
+  const { rows } = await db.query<{ due_in_ms: number }>(
     `update events set
        status = 'pending',
        error = $3,
-       run_at = now()
-         + least($4::float8 * power(2, attempts - 1), 3600000)
-         * (0.5 + random() / 2)
-         * interval '1 millisecond',
+       run_at = now() + greatest(
+         least($4::float8 * power(2, attempts - 1), 3600000) * (0.5 + random() / 2),
+         $5::float8
+       ) * interval '1 millisecond',
+       usage = coalesce($6::jsonb, usage),
+       latency_ms = coalesce($7, latency_ms),
        locked_by = null,
        locked_until = null
-     where id = $1 and locked_by = $2 and status = 'processing'`,
-    [eventId, workerId, error, baseMs],
+     where id = $1 and locked_by = $2 and status = 'processing'
+     returning (extract(epoch from run_at - now()) * 1000)::float8 as due_in_ms`,
+    [eventId, workerId, error, baseMs, minDelayMs, ...callParams(call)],
   );
-  return rowCount > 0;
+  return rows[0]?.due_in_ms;
 }

@@ -25,6 +25,8 @@ export interface WorkerOptions {
   shutdownGraceMs: number;
   /** Names this worker in `locked_by`; unique per worker by default. */
   workerId?: string;
+  /** AI_MODEL, recorded on events of channels that name no model. */
+  defaultModel?: string;
 }
 
 /**
@@ -43,6 +45,8 @@ export class Worker {
   private backlog = false;
   private woken = false;
   private wakeSleeper: (() => void) | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = 0;
 
   constructor(private readonly options: WorkerOptions) {
     // pid alone is not enough: in a container every restart is pid 1 on the same host name.
@@ -57,6 +61,8 @@ export class Worker {
       maxAttempts,
       retryBaseMs,
       workerId: this.id,
+      defaultModel: options.defaultModel,
+      onRetryScheduled: (dueInMs) => this.wakeIn(dueInMs),
     };
   }
 
@@ -88,6 +94,7 @@ export class Worker {
    */
   async stop(): Promise<void> {
     this.stopping = true;
+    clearTimeout(this.wakeTimer);
     this.wake();
     await this.loop;
     await this.unlisten?.().catch(() => undefined);
@@ -159,6 +166,23 @@ export class Worker {
       });
     this.inFlight.set(event.id, task);
     return task;
+  }
+
+  /**
+   * Wakes the loop when a retried event is due, so a server's `Retry-After` is kept to the
+   * millisecond rather than to the next poll. One timer: the earliest due time wins.
+   */
+  private wakeIn(ms: number): void {
+    if (this.stopping) return;
+    const at = Date.now() + Math.max(0, ms);
+    if (this.wakeTimer && this.wakeAt <= at) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = undefined;
+      this.wake();
+    }, at - Date.now());
+    this.wakeTimer.unref();
   }
 
   private wake(): void {

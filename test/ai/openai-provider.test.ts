@@ -1,7 +1,9 @@
+import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AiError } from '../../src/ai/ai-provider.js';
+import { AiError, type AiRequest } from '../../src/ai/ai-provider.js';
 import { createAiProvider } from '../../src/ai/create-provider.js';
-import { echoProvider } from '../../src/ai/echo-provider.js';
+import { createEchoProvider, echoProvider } from '../../src/ai/echo-provider.js';
+import { parseRetryAfter } from '../../src/ai/retry-after.js';
 import { chatCompletionsUrl, OpenAiProvider } from '../../src/ai/openai-provider.js';
 import { parseConfig } from '../../src/config.js';
 import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
@@ -14,6 +16,8 @@ beforeAll(async () => {
   ai = await FakeAiServer.start();
 });
 afterAll(() => ai.close());
+
+const ask = (prompt: string): AiRequest => ({ prompt, history: [] });
 
 const provider = (options: Partial<ConstructorParameters<typeof OpenAiProvider>[0]> = {}) =>
   new OpenAiProvider({
@@ -36,8 +40,12 @@ async function failure(promise: Promise<unknown>): Promise<AiError> {
 describe('OpenAI-compatible provider', () => {
   it('posts the prompt as a chat completion with the model and the bearer key, and returns the reply', async () => {
     ai.enqueue({ body: chatCompletion('Hello back') });
-    const reply = await provider().complete('Hello', never);
-    expect(reply).toBe('Hello back');
+    const reply = await provider().complete(ask('Hello'), never);
+    expect(reply).toMatchObject({
+      text: 'Hello back',
+      model: 'fake-model',
+      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    });
     const request = ai.requests.at(-1);
     expect(request?.method).toBe('POST');
     expect(request?.path).toBe('/v1/chat/completions');
@@ -49,7 +57,7 @@ describe('OpenAI-compatible provider', () => {
   });
 
   it('sends no Authorization header when no key is configured', async () => {
-    await provider({ apiKey: undefined }).complete('no key', never);
+    await provider({ apiKey: undefined }).complete(ask('no key'), never);
     expect(ai.requests.at(-1)?.headers.authorization).toBeUndefined();
   });
 
@@ -73,25 +81,25 @@ describe('OpenAI-compatible provider', () => {
 
   it('reaches the fake server through a base URL without /v1', async () => {
     const origin = ai.baseUrl.replace(/\/v1$/, '');
-    expect(await provider({ baseUrl: origin }).complete('bare origin', never)).toBe(
+    expect((await provider({ baseUrl: origin }).complete(ask('bare origin'), never)).text).toBe(
       'Fake model reply to: bare origin',
     );
   });
 
   it('treats 429 and 5xx answers as worth retrying, with the server message', async () => {
     ai.enqueue({ status: 503, body: { error: { message: 'overloaded, try later' } } });
-    const busy = await failure(provider().complete('x', never));
+    const busy = await failure(provider().complete(ask('x'), never));
     expect(busy.retryable).toBe(true);
     expect(busy.message).toBe('The AI server failed (HTTP 503): overloaded, try later');
 
     ai.enqueue({ status: 429 });
-    expect((await failure(provider().complete('x', never))).retryable).toBe(true);
+    expect((await failure(provider().complete(ask('x'), never))).retryable).toBe(true);
   });
 
   it('treats 400, 401 and 403 as final', async () => {
     for (const status of [400, 401, 403]) {
       ai.enqueue({ status, body: { error: { message: 'no' } } });
-      const error = await failure(provider().complete('x', never));
+      const error = await failure(provider().complete(ask('x'), never));
       expect(error.retryable).toBe(false);
       expect(error.message).toBe(`The AI server refused the request (HTTP ${status}): no`);
     }
@@ -99,34 +107,34 @@ describe('OpenAI-compatible provider', () => {
 
   it('never puts the API key in an error, even when the server quotes it', async () => {
     ai.enqueue({ status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}` } } });
-    const error = await failure(provider().complete('x', never));
+    const error = await failure(provider().complete(ask('x'), never));
     expect(error.message).not.toContain(KEY);
     expect(error.message).toContain('[redacted]');
   });
 
   it('gives up on a server that does not answer within AI_TIMEOUT_MS, retryably', async () => {
     ai.enqueue({ hang: true });
-    const error = await failure(provider({ timeoutMs: 50 }).complete('slow', never));
+    const error = await failure(provider({ timeoutMs: 50 }).complete(ask('slow'), never));
     expect(error.retryable).toBe(true);
     expect(error.message).toBe('The AI server did not answer within 50 ms.');
   });
 
   it('reports a non-JSON or reply-less 200 as a retryable malformed answer', async () => {
     ai.enqueue({ body: '<html>gateway says hi</html>' });
-    const html = await failure(provider().complete('x', never));
+    const html = await failure(provider().complete(ask('x'), never));
     expect(html.retryable).toBe(true);
     expect(html.message).toBe(
       'The AI server sent an answer without a reply in it: <html>gateway says hi</html>',
     );
 
     ai.enqueue({ body: chatCompletion(null) });
-    expect((await failure(provider().complete('x', never))).retryable).toBe(true);
+    expect((await failure(provider().complete(ask('x'), never))).retryable).toBe(true);
   });
 
   it('reports an unreachable server as a retryable network error', async () => {
     const gone = await FakeAiServer.start();
     await gone.close();
-    const error = await failure(provider({ baseUrl: gone.baseUrl }).complete('x', never));
+    const error = await failure(provider({ baseUrl: gone.baseUrl }).complete(ask('x'), never));
     expect(error.retryable).toBe(true);
     expect(error.message).toBe(
       `Could not reach the AI server at ${new URL(gone.baseUrl).host}: ECONNREFUSED.`,
@@ -136,7 +144,7 @@ describe('OpenAI-compatible provider', () => {
   it('rejects with the abort reason, not an AiError, when the caller aborts', async () => {
     ai.enqueue({ hang: true });
     const stop = new AbortController();
-    const call = provider().complete('x', stop.signal);
+    const call = provider().complete(ask('x'), stop.signal);
     await ai.waitForRequests(ai.requests.length + 1);
     const reason = new Error('stopping');
     stop.abort(reason);
@@ -147,14 +155,151 @@ describe('OpenAI-compatible provider', () => {
 describe('echo provider', () => {
   it('is the default, replies deterministically and says it is a stand-in', async () => {
     const config = parseConfig({});
-    expect(createAiProvider(config.ai)).toBe(echoProvider);
-    const reply = await echoProvider.complete('Order 42 shipped', never);
-    expect(reply).toBe('[echo stand-in — no AI model configured] You wrote: Order 42 shipped');
-    expect(await echoProvider.complete('Order 42 shipped', never)).toBe(reply);
+    expect(createAiProvider(config.ai).name).toBe('echo');
+    const reply = await echoProvider.complete(ask('Order 42 shipped'), never);
+    expect(reply.text).toBe('[echo stand-in — no AI model configured] You wrote: Order 42 shipped');
+    expect(reply.usage).toBeNull();
+    expect(await echoProvider.complete(ask('Order 42 shipped'), never)).toEqual(reply);
   });
 
   it('is replaced by the OpenAI-compatible provider when configured', () => {
     const config = parseConfig({ AI_PROVIDER: 'openai', AI_BASE_URL: ai.baseUrl, AI_MODEL: 'm' });
     expect(createAiProvider(config.ai).name).toBe('openai');
+  });
+});
+
+describe('channel AI settings in the request', () => {
+  it('sends the system message, history pairs oldest first, the prompt and every setting', async () => {
+    await provider().complete(
+      {
+        prompt: 'third',
+        system: 'You are terse.',
+        history: [
+          { prompt: 'first', reply: 'one' },
+          { prompt: 'second', reply: 'two' },
+        ],
+        model: 'channel-model',
+        temperature: 0.2,
+        maxTokens: 300,
+        responseFormat: { json_schema: { type: 'object' } },
+      },
+      never,
+    );
+    expect(ai.requests.at(-1)?.body).toEqual({
+      model: 'channel-model',
+      messages: [
+        { role: 'system', content: 'You are terse.' },
+        { role: 'user', content: 'first' },
+        { role: 'assistant', content: 'one' },
+        { role: 'user', content: 'second' },
+        { role: 'assistant', content: 'two' },
+        { role: 'user', content: 'third' },
+      ],
+      temperature: 0.2,
+      max_tokens: 300,
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'reply', schema: { type: 'object' } },
+      },
+    });
+  });
+
+  it('maps json to json_object and text to text, and leaves unset settings out', async () => {
+    await provider().complete({ ...ask('a'), responseFormat: 'json', temperature: 0 }, never);
+    expect(ai.requests.at(-1)?.body).toMatchObject({
+      response_format: { type: 'json_object' },
+      temperature: 0,
+    });
+    await provider().complete({ ...ask('b'), responseFormat: 'text', system: '' }, never);
+    expect(ai.requests.at(-1)?.body).toEqual({
+      model: 'fake-model',
+      messages: [{ role: 'user', content: 'b' }],
+      response_format: { type: 'text' },
+    });
+  });
+
+  it('reads usage as reported, or null when the server reports none', async () => {
+    const body = chatCompletion('x') as Record<string, unknown>;
+    ai.enqueue({ body: { ...body, usage: undefined } });
+    expect((await provider().complete(ask('x'), never)).usage).toBeNull();
+    ai.enqueue({
+      body: { ...body, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
+    });
+    expect((await provider().complete(ask('x'), never)).usage).toEqual({
+      prompt_tokens: 12,
+      completion_tokens: 30,
+      total_tokens: 42,
+    });
+  });
+});
+
+describe('Retry-After', () => {
+  it('carries the wait of a 429 or 503 in seconds or as an HTTP date', async () => {
+    ai.enqueue({ status: 429, headers: { 'Retry-After': '2' } });
+    const limited = await failure(provider().complete(ask('x'), never));
+    expect(limited.retryable).toBe(true);
+    expect(limited.retryAfterMs).toBe(2000);
+    expect(limited.message).toContain('It asked to wait 2 s.');
+
+    const date = new Date(Date.now() + 3000).toUTCString();
+    ai.enqueue({ status: 503, headers: { 'Retry-After': date } });
+    const busy = await failure(provider().complete(ask('x'), never));
+    expect(busy.retryAfterMs).toBeGreaterThan(1000);
+    expect(busy.retryAfterMs).toBeLessThanOrEqual(3000);
+
+    ai.enqueue({ status: 500, headers: { 'Retry-After': '9' } });
+    expect((await failure(provider().complete(ask('x'), never))).retryAfterMs).toBeUndefined();
+  });
+
+  it('holds back the other calls of the same provider for a short shared pause', async () => {
+    const shared = provider();
+    ai.enqueue({ status: 429, headers: { 'Retry-After': '1' } });
+    await failure(shared.complete(ask('first'), never));
+    const limitedAt = performance.now();
+    await shared.complete(ask('second'), never);
+    const second = ai.requests.at(-1);
+    expect(second?.prompt).toBe('second');
+    expect((second?.receivedAt ?? 0) - limitedAt).toBeGreaterThanOrEqual(990);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads delay-seconds and HTTP dates, and ignores anything else', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('0', now)).toBe(0);
+    expect(parseRetryAfter(' 120 ', now)).toBe(120_000);
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:05 GMT', now)).toBe(5000);
+    expect(parseRetryAfter('Wed, 31 Dec 2025 23:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter('-5', now)).toBeUndefined();
+    expect(parseRetryAfter('99999999', now)).toBe(24 * 60 * 60 * 1000);
+  });
+});
+
+describe('echo report', () => {
+  it('says what it would have sent: model, system prompt, history count', async () => {
+    const echo = createEchoProvider('gpt-default');
+    const reply = await echo.complete(
+      {
+        prompt: 'Hi',
+        system: 'Be kind',
+        history: [{ prompt: 'a', reply: 'b' }],
+        model: 'gpt-channel',
+      },
+      never,
+    );
+    expect(reply.model).toBe('gpt-channel');
+    expect(reply.text).toBe(
+      '[echo stand-in — no AI model configured] Would have sent model gpt-channel; system prompt: Be kind; 1 earlier exchange of the thread. You wrote: Hi',
+    );
+    const json = await echo.complete({ ...ask('Hi'), responseFormat: 'json' }, never);
+    expect(JSON.parse(json.text)).toEqual({
+      echo: 'no AI model configured',
+      model: 'gpt-default',
+      system_prompt: null,
+      history: 0,
+      prompt: 'Hi',
+    });
   });
 });

@@ -80,6 +80,11 @@ describe('GET /api/v1/events/{id}', () => {
       sender_ip: '127.0.0.1',
       duplicates: 0,
       delivery: null,
+      model: null,
+      usage: null,
+      latency_ms: null,
+      thread_key: null,
+      missing: [],
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();
@@ -92,6 +97,9 @@ describe('GET /api/v1/events/{id}', () => {
       reply: '[echo stand-in — no AI model configured] You wrote: Order 9007199254740993',
       attempts: 1,
       completed_at: expect.stringMatching(/Z$/),
+      model: null,
+      usage: null,
+      missing: [],
     });
     const listed = await list({ channel_id: orders.id, status: 'replied' });
     expect(listed.data[0]).toEqual(replied.body);

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 
 /** How the fake model answers one call. */
 export interface FakeReply {
@@ -11,6 +12,8 @@ export interface FakeReply {
   delayMs?: number;
   /** Never answer; the connection stays open until the client gives up or the server closes. */
   hang?: boolean;
+  /** Extra response headers, e.g. `Retry-After`. */
+  headers?: Record<string, string>;
 }
 
 export interface RecordedRequest {
@@ -18,8 +21,11 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingMessage['headers'];
   body: unknown;
-  /** The content of the first message, when the body is a chat-completions request. */
+  /** The content of the last message, the prompt, when the body is a chat-completions request. */
   prompt: string | undefined;
+  /** When it arrived and when its answer was sent (`performance.now()`, ms). */
+  receivedAt: number;
+  answeredAt?: number;
 }
 
 export const fakeReplyTo = (prompt: string | undefined) => `Fake model reply to: ${prompt}`;
@@ -102,13 +108,14 @@ export class FakeAiServer {
     } catch {
       // recorded as the raw text
     }
-    const content = (body as { messages?: { content?: unknown }[] })?.messages?.[0]?.content;
+    const content = (body as { messages?: { content?: unknown }[] })?.messages?.at(-1)?.content;
     const request: RecordedRequest = {
       method: req.method ?? '',
       path: req.url ?? '',
       headers: req.headers,
       body,
       prompt: typeof content === 'string' ? content : undefined,
+      receivedAt: performance.now(),
     };
     this.requests.push(request);
     for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
@@ -140,6 +147,7 @@ export class FakeAiServer {
           : { error: { message: `fake failure ${status}`, type: 'server_error' } };
     const ok = status >= 200 && status < 300;
     res.on('finish', () => {
+      request.answeredAt = performance.now();
       if (ok && request.prompt !== undefined) {
         this.answered.set(request.prompt, (this.answered.get(request.prompt) ?? 0) + 1);
       }
@@ -147,6 +155,7 @@ export class FakeAiServer {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     res.writeHead(status, {
       'Content-Type': typeof body === 'string' ? 'text/plain' : 'application/json',
+      ...reply.headers,
     });
     res.end(text);
   }

@@ -9,9 +9,7 @@ import {
 describe('flat-key fallback', () => {
   it('renders a top-level key spelled like the path when the nested reading finds nothing', () => {
     const payload = parsePayload('{"order.id": 5, "customer.name": "Ada", "a.b.c": [1]}');
-    expect(renderTemplate('{{order.id}} {{ customer.name }} {{a.b.c}}', payload)).toBe(
-      '5 Ada [1]',
-    );
+    expect(renderTemplate('{{order.id}} {{ customer.name }} {{a.b.c}}', payload)).toBe('5 Ada [1]');
     expect(missingPlaceholders('{{order.id}} {{customer.name}}', payload)).toEqual([]);
   });
 

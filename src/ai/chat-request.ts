@@ -1,0 +1,33 @@
+import type { AiRequest } from './ai-provider.js';
+import type { ResponseFormat } from './ai-settings.js';
+
+type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
+
+/**
+ * The chat-completions body of one call: the system message (when there is one), the thread's
+ * earlier exchanges as user/assistant pairs, oldest first, then the prompt; the model, and the
+ * sampling settings the channel set (the others are left to the server's defaults).
+ */
+export function chatCompletionBody(request: AiRequest, model: string): Record<string, unknown> {
+  const messages: ChatMessage[] = [];
+  if (request.system) messages.push({ role: 'system', content: request.system });
+  for (const turn of request.history) {
+    messages.push({ role: 'user', content: turn.prompt });
+    messages.push({ role: 'assistant', content: turn.reply });
+  }
+  messages.push({ role: 'user', content: request.prompt });
+  const body: Record<string, unknown> = { model, messages };
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
+  if (request.responseFormat !== undefined) {
+    body.response_format = openAiResponseFormat(request.responseFormat);
+  }
+  return body;
+}
+
+/** OpenAI's `response_format` for a channel's setting. */
+export function openAiResponseFormat(format: ResponseFormat): Record<string, unknown> {
+  if (format === 'text') return { type: 'text' };
+  if (format === 'json') return { type: 'json_object' };
+  return { type: 'json_schema', json_schema: { name: 'reply', schema: format.json_schema } };
+}

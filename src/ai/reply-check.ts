@@ -1,0 +1,29 @@
+import type { ResponseFormat } from './ai-settings.js';
+import { compileReplySchema, firstSchemaError } from './reply-schema.js';
+
+/** The prefix of the error of an event whose reply did not have the shape its channel asked for. */
+export const REPLY_INVALID = 'reply_invalid';
+
+/**
+ * Why a reply does not have the shape the channel asked for, or undefined when it does: `json`
+ * wants a JSON object, `{json_schema}` JSON valid against the schema; text is always fine.
+ */
+export function replyProblem(
+  reply: string,
+  format: ResponseFormat | undefined,
+): string | undefined {
+  if (format === undefined || format === 'text') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(reply);
+  } catch (error) {
+    return `the reply is not JSON (${error instanceof Error ? error.message : String(error)})`;
+  }
+  if (format === 'json') {
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? undefined
+      : 'the reply is JSON but not an object';
+  }
+  const validate = compileReplySchema(format.json_schema);
+  return validate(value) ? undefined : firstSchemaError(validate);
+}
