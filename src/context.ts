@@ -19,6 +19,7 @@ import { createLogger, type Logger } from './logger.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
 import { createRedis, type RedisConnection } from './redis.js';
 import type { ShutdownStep } from './shutdown.js';
+import { UsageService } from './usage/usage-service.js';
 import { createWorker } from './worker/create-worker.js';
 import { queueStats } from './worker/queue-stats.js';
 import type { Worker } from './worker/worker.js';
@@ -58,6 +59,8 @@ export class AppContext {
   /** Senders' answers about their events, held until the event finishes when asked to. */
   readonly answers: EventAnswers;
   private readonly waits: EventWaits;
+  /** Tokens and events per day or channel (the API and the panel's Workspace page). */
+  readonly usage: UsageService;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -91,6 +94,8 @@ export class AppContext {
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
+    this.events = new EventsService(db);
+    this.usage = new UsageService(db);
     this.admins = new AdminsService(db);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
     this.apiKeys = new ApiKeysService(db, {

@@ -6,6 +6,8 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../events/events-routes.js';
 import { notFound } from '../errors.js';
+import { usageRoutes } from '../usage/usage-routes.js';
+import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
@@ -20,6 +22,7 @@ export interface ApiServices {
   channels: ChannelsService;
   events: EventsService;
   deliveries: DeliveriesService;
+  usage: UsageService;
 }
 
 /**
@@ -36,6 +39,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(channelsRoutes(services.channels));
   router.use(deliveriesRoutes(services.deliveries));
   router.use(eventsRoutes(services.events));
+  router.use(usageRoutes(services.usage));
   router.use(() => {
     throw notFound('This API path');
   });
