@@ -19,5 +19,9 @@ create index events_thread_idx on events (channel_id, thread_key, id) where thre
 -- The claim's "no earlier unfinished event in this thread" check reads only unfinished events.
 create index events_thread_queue_idx on events (channel_id, thread_key, id)
   where thread_key is not null and status in ('pending', 'processing');
--- Usage per workspace and day: finished calls only.
-create index events_usage_idx on events (workspace_id, completed_at) where model is not null;
+-- The claim deals events out channel by channel (fair turns): it walks the channels that have
+-- unfinished events and takes each one's oldest due events, all from this index. It replaces
+-- the (due_at, id) queue index, which no statement orders by any more.
+create index events_queue_channel_idx on events (channel_id, due_at, id)
+  where status in ('pending', 'processing');
+drop index events_queue_idx;

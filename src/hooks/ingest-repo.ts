@@ -12,6 +12,8 @@ export interface ReceivingChannel {
   verification_secret: string | null;
   allowed_ips: string[];
   dedup: DedupSettings;
+  /** The channel's `ai.thread_key` template, or null when its events form no threads. */
+  thread_key_template: string | null;
 }
 
 export async function findReceivingChannel(
@@ -22,7 +24,8 @@ export async function findReceivingChannel(
   const [column, value] = 'id' in by ? ['id', by.id] : ['webhook_token_hash', by.tokenHash];
   const { rows } = await db.query<ReceivingChannel>(
     `select id, workspace_id, enabled, webhook_token_hash,
-            verification, verification_secret, allowed_ips, dedup
+            verification, verification_secret, allowed_ips, dedup,
+            ai->>'thread_key' as thread_key_template
      from channels
      where ${column} = $1 and deleted_at is null`,
     [value],

@@ -16,6 +16,7 @@ import { keptHeaders } from './request-headers.js';
 import { checkSender } from './sender-checks.js';
 import * as batch from './store-event-batch.js';
 import { senderAddress } from './verify/allowed-ips.js';
+import { renderThreadKey } from './thread-key.js';
 
 export type { ReceivingChannel } from './ingest-repo.js';
 export type { FirstEvent } from './store-event-batch.js';
@@ -154,10 +155,12 @@ export class IngestService {
 
     let text: string;
     let payload: JsonValue;
+    let threadKey: string | null;
     try {
       text = utf8.decode(body);
       payload = parsePayload(text);
       if (!isJsonObject(payload)) return reject(request.with(body), hookErrors.payloadNotObject());
+      threadKey = renderThreadKey(channel.thread_key_template, payload);
     } catch (error) {
       const reason =
         error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
@@ -171,6 +174,7 @@ export class IngestService {
         headers: request.headers,
         senderIp: request.senderIp,
         dedupKey: dedupKey(channel.dedup, headers, () => payload),
+        threadKey,
       },
       deadline,
     );

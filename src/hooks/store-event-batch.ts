@@ -10,6 +10,8 @@ export interface IncomingEvent {
   senderIp: string | undefined;
   /** The request's dedup key, or undefined when it cannot be a duplicate. */
   dedupKey: string | undefined;
+  /** The rendered thread key (see renderThreadKey), or null. */
+  threadKey: string | null;
 }
 
 /** The event a duplicate is answered with, as it stands now. */
@@ -69,7 +71,7 @@ export async function storeEventBatch(
   }>(
     `with batch as (
        select batch.*, items.item ->> 0 as payload, (items.item -> 1)::jsonb as headers,
-              items.item ->> 2 as sender_ip,
+              items.item ->> 2 as sender_ip, items.item ->> 3 as thread_key,
               case when channels.id is null then 'channel_not_found'
                    when not channels.enabled then 'channel_disabled'
               end as refusal
@@ -160,14 +162,15 @@ export async function storeEventBatch(
      ),
      stored as (
        insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
-                           headers, sender_ip, duplicates)
+                           headers, sender_ip, duplicates, thread_key)
        overriding system value
        select final.id, workspace_id, channel_id,
               case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
               payload,
               case when final_outcome = 'accepted' then null else final_outcome end,
               case when final_outcome = 'accepted' then null else now() end,
-              headers, sender_ip, coalesce(repeats.n, 0)
+              headers, sender_ip, coalesce(repeats.n, 0),
+              case when final_outcome = 'accepted' then thread_key end
        from final left join repeats on repeats.first_id = final.id
        where final_outcome in ('accepted', 'quota_exceeded', 'channel_disabled')
      ),
@@ -191,7 +194,7 @@ export async function storeEventBatch(
       events.map((e) => e.channel.webhook_token_hash),
       // One JSON array rather than text[]s: the driver escapes array elements in JavaScript,
       // character by character, which cost more than anything else in this call.
-      JSON.stringify(events.map((e) => [e.payload, e.headers, e.senderIp ?? null])),
+      JSON.stringify(events.map((e) => [e.payload, e.headers, e.senderIp ?? null, e.threadKey])),
       events.map((e) => e.dedupKey ?? null),
       events.map((e) => e.channel.dedup.window_s),
     ],

@@ -6,7 +6,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { processEvent, type ProcessDeps, type ProcessOutcome } from './process-event.js';
-import { claimEvents, type ClaimedEvent } from './queue-claim.js';
+import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
 export const EVENTS_CHANNEL = 'hookprompt_events';
@@ -46,6 +46,8 @@ export class Worker {
   private woken = false;
   private wakeSleeper: (() => void) | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
+  /** Where the next claim starts its fair turns (see `claimEvents`). */
+  private rotation = NO_ROTATION;
   private wakeAt = 0;
 
   constructor(private readonly options: WorkerOptions) {
@@ -144,7 +146,9 @@ export class Worker {
     // A notification arriving from here on may be for an event this claim misses: it wakes the next sleep.
     this.woken = false;
     const { db, leaseMs } = this.options;
-    return claimEvents(db, this.id, limit, leaseMs);
+    const claimed = await claimEvents(db, this.id, limit, leaseMs, this.rotation);
+    this.rotation = nextRotation(this.rotation, claimed);
+    return claimed;
   }
 
   private track(event: ClaimedEvent): Promise<ProcessOutcome | undefined> {
@@ -162,7 +166,8 @@ export class Worker {
       })
       .finally(() => {
         this.inFlight.delete(event.id);
-        if (this.backlog) this.wake();
+        // The next event of a thread becomes due only now that this one is finished.
+        if (this.backlog || event.thread_key !== null) this.wake();
       });
     this.inFlight.set(event.id, task);
     return task;

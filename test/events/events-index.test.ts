@@ -102,7 +102,7 @@ describe.skipIf(!testDatabaseUrl)(
     it('claims from the partial queue index, not the whole table', async () => {
       const { text, params } = await capture((db) => claimEvents(db, 'planner', 8, 60_000));
       const nodes = await planOf(text, params);
-      expect(nodes.map((n) => n['Index Name'])).toContain('events_queue_idx');
+      expect(nodes.map((n) => n['Index Name'])).toContain('events_queue_channel_idx');
       expect(
         nodes.filter((n) => n['Relation Name'] === 'events').map((n) => n['Node Type']),
       ).not.toContain('Seq Scan');
