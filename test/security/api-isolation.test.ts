@@ -123,6 +123,17 @@ const ROUTES: RouteCase[] = [
     check: (body) => expect(body.data).toEqual([]),
   },
   { method: 'get', route: '/api/v1/events/{id}', path: (v) => `/events/${v.eventId}`, status: 404 },
+  {
+    method: 'get',
+    route: '/api/v1/usage',
+    path: () => '/usage?group=channel',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = (body.data as { channel_id: string }[]).map((row) => row.channel_id);
+      expect(ids).toContain(caller.channelId);
+      expect(ids).not.toContain(victim.channelId);
+    },
+  },
 ];
 
 let app: TestApp;
