@@ -19,7 +19,9 @@
  * Options: --duration=<s> (or BENCH_DURATION), --only=ours,ours-signed,a,a+q,b,c, --tsx (run the sources
  * instead of the build), --no-build (use dist/ as it is), --entry=<main.js> (measure another
  * build of hookprompt, e.g. a candidate change built elsewhere), --skip-e2e, --e2e-events=<n>,
- * --e2e-rate=<n/s>, --e2e-concurrency=<WORKER_CONCURRENCY>. BENCH_DATABASE_URL picks the server
+ * --e2e-rate=<n/s>, --e2e-concurrency=<WORKER_CONCURRENCY>, --fairness (also measure how long a
+ * workspace's single event waits next to another's backlog of 2,000; `--only=e2e` runs only the
+ * end-to-end and fairness parts). BENCH_DATABASE_URL picks the server
  * (default postgres://postgres@127.0.0.1:5432/postgres).
  */
 import { spawnSync } from 'node:child_process';
@@ -31,6 +33,7 @@ import { BASELINE_SCHEMA } from './baselines/baseline-schema.js';
 import { runClosedLoop } from './lib/closed-loop.js';
 import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cpu-profile.js';
 import { runEndToEnd } from './lib/end-to-end.js';
+import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { runOpenLoop } from './lib/open-loop.js';
 import { orderPayload } from './lib/payload.js';
 import { cpuSnapshot, cpuUse } from './lib/process-cpu.js';
@@ -67,6 +70,7 @@ const { values: flags } = parseArgs({
     'e2e-events': { type: 'string' },
     'e2e-rate': { type: 'string' },
     'e2e-concurrency': { type: 'string', default: '64' },
+    fairness: { type: 'boolean', default: false },
   },
 });
 
@@ -201,7 +205,7 @@ async function main(): Promise<void> {
   }
 
   let endToEnd: BenchReport['endToEnd'];
-  if (flags['skip-e2e'] || (only && !only.has('ours'))) {
+  if (flags['skip-e2e'] || (only && !only.has('ours') && !only.has('e2e'))) {
     endToEnd = { skipped: 'not selected' };
   } else {
     const e2eDb = await scratch('e2e');
@@ -225,6 +229,25 @@ async function main(): Promise<void> {
       `end to end: ${endToEnd.accepted} accepted, statuses ${JSON.stringify(endToEnd.statuses)}, ` +
         `${endToEnd.repliedPerSecond.toFixed(0)} replied/s, 200→replied p50 ${endToEnd.answerToReplied.p50.toFixed(0)} ms ` +
         `p99 ${endToEnd.answerToReplied.p99.toFixed(0)} ms${endToEnd.stalled ? ' — STALLED: is the worker running?' : ''}`,
+    );
+  }
+
+  let fairness: FairnessResult | undefined;
+  if (flags.fairness) {
+    const fairDb = await scratch('fairness');
+    fairness = await runFairness(
+      {
+        name: 'ours (ROLE=all, fairness)',
+        entry: { nodeArgs: hookpromptEntry },
+        databaseUrl: fairDb.url,
+        logFile: logFile('fairness'),
+      },
+      { backlog: 2000, aiDelayMs: 200, workerConcurrency: Number(flags['e2e-concurrency']) },
+    );
+    console.log(
+      `fairness: a workspace's one event replied ${fairness.loneEventMs.toFixed(0)} ms after it arrived ` +
+        `(bound ${fairness.boundMs} ms) while another workspace had ${fairness.backlogLeft} of ` +
+        `${fairness.backlog} events left, WORKER_CONCURRENCY=${fairness.workerConcurrency}`,
     );
   }
 
@@ -253,6 +276,7 @@ async function main(): Promise<void> {
     ratios,
     openLoop,
     endToEnd,
+    fairness,
     profile,
   };
   const jsonFile = join(resultsDir, `ingest-${stamp}.json`);

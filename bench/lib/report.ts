@@ -1,5 +1,6 @@
 import type { ClosedLoopResult } from './closed-loop.js';
 import type { EndToEndResult } from './end-to-end.js';
+import type { FairnessResult } from './fairness.js';
 import { totalOf, type LatencySummary, type StatusCounts } from './latency.js';
 import type { OpenLoopResult } from './open-loop.js';
 import type { ProfileSummary } from './cpu-profile.js';
@@ -39,6 +40,7 @@ export interface BenchReport {
   ratios: Ratio[];
   openLoop: OpenLoopRow[];
   endToEnd: EndToEndResult | { skipped: string } | undefined;
+  fairness?: FairnessResult;
   profile: (ProfileSummary & { file: string }) | undefined;
 }
 

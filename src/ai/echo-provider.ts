@@ -38,7 +38,7 @@ function echoText(request: AiRequest, model: string | null): string {
   }
   const sent = [
     model === null ? undefined : `model ${model}`,
-    system === null ? undefined : `system prompt: ${system}`,
+    system === null ? undefined : `system prompt “${system}”`,
     history > 0
       ? `${history} earlier ${history === 1 ? 'exchange' : 'exchanges'} of the thread`
       : undefined,

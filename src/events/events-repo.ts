@@ -55,6 +55,7 @@ const previewColumns = (chars: number) => `id, channel_id, received_at, status,
 export interface EventQuery {
   workspaceId: string;
   channelId?: string;
+  threadKey?: string;
   status?: string;
   /** Inclusive, ISO 8601. */
   from?: string;
@@ -86,6 +87,7 @@ export async function listEventSizes(db: Queryable, query: EventQuery): Promise<
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = [`workspace_id = ${param(query.workspaceId)}`];
   if (query.channelId !== undefined) where.push(`channel_id = ${param(query.channelId)}`);
+  if (query.threadKey !== undefined) where.push(`thread_key = ${param(query.threadKey)}`);
   if (query.status !== undefined) where.push(`status = ${param(query.status)}`);
   if (query.from !== undefined) where.push(`received_at >= ${param(query.from)}::timestamptz`);
   if (query.to !== undefined) where.push(`received_at < ${param(query.to)}::timestamptz`);

@@ -56,6 +56,8 @@ export type DeliveryLookup = (eventIds: string[]) => Promise<Map<string, EventDe
 
 export interface EventFilter {
   channelId?: string;
+  /** Only the events of this thread (the rendered `thread_key`). */
+  threadKey?: string;
   status?: EventStatus;
   /** Inclusive bound on received_at. */
   from?: Date;
@@ -191,6 +193,7 @@ export class EventsService {
     const listed = await repo.listEventSizes(this.db, {
       workspaceId,
       channelId: filter.channelId,
+      threadKey: filter.threadKey,
       status: filter.status,
       from: filter.from?.toISOString(),
       to: filter.to?.toISOString(),

@@ -2,6 +2,8 @@ import type { Request, Response } from 'express';
 import type { Channel } from '../channels/channels-service.js';
 import type { PanelServices } from './panel-services.js';
 import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
+import { aiFormOf, postedAiForm, type AiForm } from './ai-form.js';
+import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { formField, workspaceId } from './panel-auth.js';
 import { SCHEME_CHOICES, senderFormOf, type SenderForm } from './sender-form.js';
@@ -10,6 +12,8 @@ import { previewTemplate, samplePayloadFor, type Preview } from './template-prev
 export interface EditorForm {
   name: string;
   template: string;
+  /** The AI section; absent means the channel's saved settings. */
+  ai?: AiForm;
   /** The sample payload for the preview and for test events; blank means "make one up". */
   sample?: string;
 }
@@ -48,10 +52,13 @@ export function channelEditor(ctx: PanelServices) {
       ctx.deliveries.lastOfChannel(channel.id),
     ]);
     const example = samplePayloadFor(channel.template);
+    const ai = form.ai ?? aiFormOf(channel.ai);
+    const aiPreview = previewAi(ai, sample);
     res.status(extras.status ?? 200).render('channels/edit', {
       title: channel.name,
       channel,
-      form: { ...form, sample },
+      form: { ...form, ai, sample },
+      aiPreview,
       errors: extras.errors ?? {},
       placeholders: listPlaceholders(form.template),
       preview,
@@ -78,6 +85,7 @@ export function channelEditor(ctx: PanelServices) {
     return {
       name: text('name', channel.name),
       template: text('template', channel.template),
+      ai: postedAiForm(fields, aiFormOf(channel.ai)),
       sample: text('sample', ''),
     };
   };

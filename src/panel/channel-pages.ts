@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
 import type { PanelServices } from './panel-services.js';
 import { ZodError } from 'zod';
+import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { dateTimeLocalValue } from './format.js';
 import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
@@ -31,7 +32,7 @@ export function channelPages(ctx: PanelServices): Router {
       todayFrom: dateTimeLocalValue(midnight),
       channels: channels.map((channel) => ({
         ...channel,
-        stats: stats.get(channel.id) ?? { eventsToday: 0, lastEventAt: null },
+        stats: stats.get(channel.id) ?? { eventsToday: 0, missingToday: 0, lastEventAt: null },
       })),
     });
   });
@@ -74,9 +75,12 @@ export function channelPages(ctx: PanelServices): Router {
     const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ name: form.name, template: form.template });
-    if (!parsed.success)
-      return editor.show(res, channel, form, { status: 400, errors: fieldErrors(parsed.error) });
-    await ctx.channels.update(ws, channel.id, parsed.data);
+    const ai = parseAiForm(form.ai ?? aiFormOf(channel.ai));
+    if (!parsed.success || !ai.input) {
+      const errors = { ...(parsed.success ? {} : fieldErrors(parsed.error)), ...ai.errors };
+      return editor.show(res, channel, form, { status: 400, errors });
+    }
+    await ctx.channels.update(ws, channel.id, { ...parsed.data, ai: ai.input });
     await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Channel saved.' });
     res.redirect(303, `/channels/${channel.id}`);
   });

@@ -5,6 +5,8 @@ import { dateTimeLocalValue } from './format.js';
 /** The Brain Logs filter as the page shows it: every value is the text of its form field. */
 export interface LogFilterForm {
   channel: string;
+  /** A thread key: the events of one thread (linked from an event of it). */
+  thread: string;
   status: string;
   from: string;
   to: string;
@@ -41,6 +43,7 @@ export interface ParsedLogFilter {
 export function parseLogFilter(query: Record<string, unknown>, now = new Date()): ParsedLogFilter {
   const form: LogFilterForm = {
     channel: text(query.channel),
+    thread: text(query.thread),
     status: text(query.status),
     from: text(query.from),
     to: text(query.to),
@@ -55,6 +58,7 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
     form.to = '';
   }
   if (form.channel) filter.channelId = form.channel;
+  if (form.thread) filter.threadKey = form.thread;
   if (form.status) {
     if (isEventStatus(form.status)) filter.status = form.status;
     else problems.push(`There is no status “${form.status}”; showing every status.`);

@@ -81,7 +81,7 @@ export function logPages(ctx: PanelServices): Router {
       LIST_TEXT_LIMIT,
     );
     const channels = new Map(channelList.map((c) => [c.id, c]));
-    const filtered = Boolean(form.channel || form.status || form.from || form.to);
+    const filtered = Boolean(form.channel || form.thread || form.status || form.from || form.to);
     res.render('logs/index', {
       title: 'Brain Logs',
       form,

@@ -291,7 +291,7 @@ describe('echo report', () => {
     );
     expect(reply.model).toBe('gpt-channel');
     expect(reply.text).toBe(
-      '[echo stand-in — no AI model configured] Would have sent model gpt-channel; system prompt: Be kind; 1 earlier exchange of the thread. You wrote: Hi',
+      '[echo stand-in — no AI model configured] Would have sent model gpt-channel; system prompt “Be kind”; 1 earlier exchange of the thread. You wrote: Hi',
     );
     const json = await echo.complete({ ...ask('Hi'), responseFormat: 'json' }, never);
     expect(JSON.parse(json.text)).toEqual({

@@ -1,0 +1,92 @@
+import { aiSettingsInputSchema, type AiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
+import type { FieldErrors } from './forms.js';
+import { textareaText } from './forms.js';
+
+/** The channel editor's AI section as its fields hold it: every value is the text of a field. */
+export interface AiForm {
+  model: string;
+  system_prompt: string;
+  temperature: string;
+  max_tokens: string;
+  /** '' (the server's default), `text`, `json` or `json_schema`. */
+  response_format: string;
+  json_schema: string;
+  thread_key: string;
+  history: string;
+}
+
+/** Form field names are the settings' names with an `ai_` prefix. */
+export const AI_FIELD = (name: keyof AiForm) => `ai_${name}`;
+
+export function aiFormOf(settings: AiSettings): AiForm {
+  const format = settings.response_format;
+  return {
+    model: settings.model ?? '',
+    system_prompt: settings.system_prompt ?? '',
+    temperature: settings.temperature === null ? '' : String(settings.temperature),
+    max_tokens: settings.max_tokens === null ? '' : String(settings.max_tokens),
+    response_format: format === null ? '' : typeof format === 'string' ? format : 'json_schema',
+    json_schema:
+      format !== null && typeof format === 'object'
+        ? JSON.stringify(format.json_schema, null, 2)
+        : '',
+    thread_key: settings.thread_key ?? '',
+    history: settings.history === null ? '' : String(settings.history),
+  };
+}
+
+/** The posted AI fields; a field the form did not send keeps the channel's current value. */
+export function postedAiForm(body: Record<string, unknown>, current: AiForm): AiForm {
+  const form = { ...current };
+  for (const name of Object.keys(current) as (keyof AiForm)[]) {
+    const value = body[AI_FIELD(name)];
+    if (typeof value === 'string') form[name] = textareaText(value);
+  }
+  return form;
+}
+
+const NUMBER = /^-?\d+(\.\d+)?$/;
+
+/**
+ * The `ai` change of a channel from the form, checked like the API checks it, or the errors to
+ * show next to the fields. Empty fields mean the server's default.
+ */
+export function parseAiForm(form: AiForm): { input?: AiSettingsInput; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  const number = (name: keyof AiForm): number | null | undefined => {
+    const text = form[name].trim();
+    if (text === '') return null;
+    if (NUMBER.test(text)) return Number(text);
+    errors[AI_FIELD(name)] = 'must be a number';
+    return undefined;
+  };
+  let responseFormat: AiSettingsInput['response_format'] = null;
+  if (form.response_format === 'text' || form.response_format === 'json') {
+    responseFormat = form.response_format;
+  } else if (form.response_format === 'json_schema') {
+    try {
+      responseFormat = { json_schema: JSON.parse(form.json_schema) as Record<string, unknown> };
+    } catch (error) {
+      errors[AI_FIELD('json_schema')] =
+        `The schema is not JSON: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  const candidate = {
+    model: form.model.trim() || null,
+    system_prompt: form.system_prompt || null,
+    temperature: number('temperature'),
+    max_tokens: number('max_tokens'),
+    response_format: responseFormat,
+    thread_key: form.thread_key.trim() ? form.thread_key : null,
+    history: number('history'),
+  };
+  if (Object.keys(errors).length) return { errors };
+  const parsed = aiSettingsInputSchema.safeParse(candidate);
+  if (parsed.success) return { input: parsed.data, errors };
+  for (const issue of parsed.error.issues) {
+    const [name] = issue.path;
+    const field = name === 'response_format' ? 'json_schema' : (String(name) as keyof AiForm);
+    errors[AI_FIELD(field)] ??= issue.message;
+  }
+  return { errors };
+}

@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+
+let app: TestApp;
+let client: PanelClient;
+let driver: Driver;
+
+beforeAll(async () => {
+  app = await startTestApp({ env: { ...ADMIN_ENV, AI_MODEL: 'stand-in-model' } });
+  client = new PanelClient(app);
+  driver = new Driver(app);
+  await client.signIn();
+});
+afterAll(() => app.close());
+
+const SCHEMA = '{"type": "object", "required": ["summary"]}';
+
+function aiFields(overrides: Record<string, string> = {}) {
+  return {
+    name: 'Support',
+    template: 'Customer {{customer.name}} says {{text}}',
+    ai_model: 'gpt-support',
+    ai_system_prompt: 'You answer for {{shop}} about {{customer.tier}}.',
+    ai_temperature: '0.4',
+    ai_max_tokens: '500',
+    ai_response_format: 'text',
+    ai_json_schema: '',
+    ai_thread_key: '{{customer.id}}',
+    ai_history: '3',
+    ...overrides,
+  };
+}
+
+describe('channel editor: AI section', () => {
+  it('saves every AI setting and shows them again', async () => {
+    const id = await client.createChannel('Support', 'x');
+    const saved = await client.form(`/channels/${id}`, aiFields());
+    expect(saved.status).toBe(303);
+    const channel = (await driver.api('get', `/channels/${id}`)).body;
+    expect(channel.ai).toEqual({
+      model: 'gpt-support',
+      system_prompt: 'You answer for {{shop}} about {{customer.tier}}.',
+      temperature: 0.4,
+      max_tokens: 500,
+      response_format: 'text',
+      thread_key: '{{customer.id}}',
+      history: 3,
+    });
+    const html = (await client.page(`/channels/${id}`)).text;
+    expect(html).toContain('id="ai_model" name="ai_model" value="gpt-support"');
+    expect(html).toContain('<option value="text" selected>');
+
+    const cleared = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_model: '',
+      ai_temperature: '',
+      ai_response_format: '',
+      ai_thread_key: '',
+      ai_history: '',
+    });
+    expect(cleared.status).toBe(303);
+    expect((await driver.api('get', `/channels/${id}`)).body.ai).toMatchObject({
+      model: null,
+      temperature: null,
+      response_format: null,
+      thread_key: null,
+      history: null,
+    });
+  });
+
+  it('validates on save: numbers, ranges and a schema that must compile', async () => {
+    const id = await client.createChannel('Checked', 'x');
+    const bad = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_temperature: 'warm',
+      ai_history: '99',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.text).toMatch(/id="ai_temperature-error">must be a number</);
+
+    const range = await client.form(`/channels/${id}`, { ...aiFields(), ai_history: '99' });
+    expect(range.status).toBe(400);
+    expect(range.text).toMatch(/id="ai_history-error">[^<]*50/);
+
+    const notJson = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_response_format: 'json_schema',
+      ai_json_schema: '{"type": ',
+    });
+    expect(notJson.status).toBe(400);
+    expect(notJson.text).toMatch(/id="ai_json_schema-error">The schema is not JSON/);
+
+    const invalid = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_response_format: 'json_schema',
+      ai_json_schema: '{"type": "objekt"}',
+    });
+    expect(invalid.status).toBe(400);
+    expect(unescapeHtml(invalid.text)).toMatch(
+      /id="ai_json_schema-error">is not a usable JSON Schema: /,
+    );
+
+    const good = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_response_format: 'json_schema',
+      ai_json_schema: SCHEMA,
+    });
+    expect(good.status).toBe(303);
+    expect((await driver.api('get', `/channels/${id}`)).body.ai.response_format).toEqual({
+      json_schema: { type: 'object', required: ['summary'] },
+    });
+  });
+
+  it('previews the system prompt and the thread key with the sample', async () => {
+    const id = await client.createChannel('Previewed', 'x');
+    const res = await client.form(`/channels/${id}/preview`, {
+      ...aiFields(),
+      sample: '{"shop": "Acme", "customer": {"id": 7, "name": "Ada"}, "text": "hi"}',
+    });
+    expect(res.status).toBe(200);
+    const html = unescapeHtml(res.text);
+    expect(html).toContain('You answer for Acme about .');
+    expect(html).toMatch(/id="system-missing">[\s\S]*\{\{customer\.tier\}\}/);
+    expect(html).toMatch(/Thread key:<\/strong> <code>7<\/code>/);
+  });
+});
+
+describe('Brain Logs and the channel list: what the AI call used', () => {
+  it('shows model, tokens, latency, the thread link and missing fields; filters by thread', async () => {
+    const id = await client.createChannel('Threads', 'x');
+    await client.form(`/channels/${id}`, aiFields());
+    const url = await client.webhookUrl(id);
+    const first = await driver.sendEvent(url, { customer: { id: 7, name: 'Ada' }, text: 'one' });
+    await driver.sendEvent(url, { customer: { id: 8, name: 'Bo' }, text: 'two' });
+    const worker = createWorker(app.ctx);
+    await worker.runOnce();
+
+    const eventId = first.body.event_id as string;
+    const raw = (await client.page(`/logs/${eventId}`)).text;
+    expect(raw).toContain(`href="/logs?channel=${id}&amp;thread=7"`);
+    const html = unescapeHtml(raw);
+    expect(html).toContain('Model <code>gpt-support</code>');
+    expect(html).toMatch(/AI call \d+ ms/);
+    expect(html).toContain('Missing fields');
+    expect(html).toMatch(/Not in the payload[\s\S]*\{\{shop\}\}/);
+
+    const thread = (await client.page(`/logs?channel=${id}&thread=7`)).text;
+    const listed = [...thread.matchAll(/<details class="event" id="event-(\d+)"/g)].map(
+      (m) => m[1],
+    );
+    expect(listed).toEqual([eventId]);
+
+    const list = (await client.page('/channels')).text;
+    const row = list.slice(list.indexOf(`href="/channels/${id}"`));
+    expect(row).toMatch(
+      /data-label="With missing fields today"><span class="badge badge-warn"[^>]*>2</,
+    );
+  });
+});
