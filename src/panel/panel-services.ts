@@ -8,6 +8,7 @@ import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis.js';
+import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 
@@ -27,6 +28,8 @@ export interface PanelServices {
   events: EventsService;
   /** Reply delivery: the channel's secret, the last result, attempts, "deliver again". */
   deliveries: DeliveriesService;
+  /** Tokens and events per day, for the Workspace page's chart. */
+  usage: UsageService;
   /** The receiver, for the editor's "send test event". */
   ingest: IngestService;
   /** The workspace ADMIN_API_KEY manages. */

@@ -28,13 +28,18 @@ export function workspacePages(ctx: PanelServices): Router {
     errors: FieldErrors = {},
   ) => {
     const ws = workspaceId(res);
-    const [workspace, apiKeys] = await Promise.all([ctx.workspaces.get(ws), ctx.apiKeys.list(ws)]);
+    const [workspace, apiKeys, usage] = await Promise.all([
+      ctx.workspaces.get(ws),
+      ctx.apiKeys.list(ws),
+      ctx.usage.report(ws),
+    ]);
     res.status(status).render('workspace/show', {
       title: 'Workspace',
       ws: workspace,
       form: form ?? { name: workspace.name, chat_quota: String(workspace.chat_quota) },
       errors,
       apiKeys,
+      usage,
       usedShare:
         workspace.chat_quota > 0 ? Math.min(1, workspace.chats_used / workspace.chat_quota) : 1,
       adminKeyApplies: ws === ctx.defaultWorkspaceId && ctx.config.adminApiKey !== undefined,

@@ -160,3 +160,19 @@ describe('Brain Logs and the channel list: what the AI call used', () => {
     );
   });
 });
+
+describe('Workspace page: AI usage', () => {
+  it('shows tokens and events of the last 30 days, as a table the chart script draws', async () => {
+    const html = (await client.page('/workspace')).text;
+    expect(html).toContain('AI usage, last 30 days');
+    const today = new Date().toISOString().slice(0, 10);
+    expect(html).toMatch(new RegExp(`<tr data-day="${today}" data-events="\\d+" data-tokens="0">`));
+    expect(html.match(/<tr data-day="/g)).toHaveLength(30);
+    expect(html).toContain('<script src="/vendor/chart.umd.js" defer></script>');
+    expect(html).toContain('<script src="/static/workspace-usage.js" defer></script>');
+    const chart = await client.page('/vendor/chart.umd.js');
+    expect(chart.status).toBe(200);
+    expect(chart.headers['content-type']).toMatch(/^text\/javascript/);
+    expect((await client.page('/static/workspace-usage.js')).status).toBe(200);
+  });
+});
