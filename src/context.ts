@@ -94,7 +94,6 @@ export class AppContext {
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
-    this.events = new EventsService(db);
     this.usage = new UsageService(db);
     this.admins = new AdminsService(db);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
