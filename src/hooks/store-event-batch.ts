@@ -10,8 +10,8 @@ export interface IncomingEvent {
   senderIp: string | undefined;
   /** The request's dedup key, or undefined when it cannot be a duplicate. */
   dedupKey: string | undefined;
-  /** The rendered thread key (see renderThreadKey), or null. */
-  threadKey: string | null;
+  /** The rendered thread key (see renderThreadKey); absent or null: no thread. */
+  threadKey?: string | null;
 }
 
 /** The event a duplicate is answered with, as it stands now. */
@@ -194,7 +194,9 @@ export async function storeEventBatch(
       events.map((e) => e.channel.webhook_token_hash),
       // One JSON array rather than text[]s: the driver escapes array elements in JavaScript,
       // character by character, which cost more than anything else in this call.
-      JSON.stringify(events.map((e) => [e.payload, e.headers, e.senderIp ?? null, e.threadKey])),
+      JSON.stringify(
+        events.map((e) => [e.payload, e.headers, e.senderIp ?? null, e.threadKey ?? null]),
+      ),
       events.map((e) => e.dedupKey ?? null),
       events.map((e) => e.channel.dedup.window_s),
     ],
