@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createContext } from './context.js';
 import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './http-limits.js';
 import { shutdownBudget, startShutdownDeadline } from './shutdown.js';
+import { firstRunGuide } from './first-run.js';
 
 /**
  * Entry point: config → context → start → listen → signals. On SIGTERM/SIGINT: stop accepting,
@@ -25,6 +26,9 @@ async function main(): Promise<void> {
     config,
   );
   const { port } = server.address() as AddressInfo;
+  // For a person at a terminal, not for the log: plain text, printed before the line below.
+  const guide = await firstRunGuide(ctx, port);
+  if (guide) process.stdout.write(guide);
   ctx.log.info(
     { port, host: config.host, role: config.role, database: ctx.db.kind },
     'hookprompt listening',

@@ -13,6 +13,9 @@ export type { MembershipRow as Membership } from './admins-repo.js';
 
 const toAdmin = (row: repo.AdminRow): Admin => ({ id: row.id, email: row.email });
 
+/** The shortest password an admin may have, wherever it is set. */
+export const MIN_PASSWORD_LENGTH = 8;
+
 /** Panel admins: who they are, how they sign in, which workspaces they may open. */
 export class AdminsService {
   constructor(private readonly db: Database) {}
@@ -47,6 +50,32 @@ export class AdminsService {
     if (!row || !(await verifyPassword(row.password_hash, current))) return false;
     await repo.updatePasswordHash(this.db, adminId, await hashPassword(next));
     return true;
+  }
+
+  anyExists(): Promise<boolean> {
+    return repo.anyAdminExists(this.db);
+  }
+
+  /**
+   * Sets the password of the admin with this e-mail, or creates that admin as a member of
+   * `workspaceId` (the way back in for an operator who lost every password).
+   */
+  async setPassword(
+    email: string,
+    password: string,
+    workspaceId: string,
+  ): Promise<{ admin: Admin; created: boolean }> {
+    const passwordHash = await hashPassword(password);
+    return this.db.transaction(async (tx) => {
+      const existing = await repo.findAdminByEmail(tx, email);
+      if (existing) {
+        await repo.updatePasswordHash(tx, existing.id, passwordHash);
+        return { admin: toAdmin(existing), created: false };
+      }
+      const admin = await repo.insertAdmin(tx, email, passwordHash);
+      await repo.addMembership(tx, admin.id, workspaceId);
+      return { admin: toAdmin(admin), created: true };
+    });
   }
 
   /**

@@ -64,6 +64,10 @@ export async function deleteExpiredSessions(db: Queryable): Promise<void> {
   await db.query(`delete from admin_sessions where not (${STILL_VALID})`);
 }
 
+export async function deleteAdminSessions(db: Queryable, adminId: string): Promise<void> {
+  await db.query('delete from admin_sessions where admin_id = $1', [adminId]);
+}
+
 export async function deleteOtherSessions(
   db: Queryable,
   adminId: string,

@@ -53,6 +53,11 @@ export class SessionsService {
     return repo.deleteSession(this.db, sha256Hex(token));
   }
 
+  /** Signs the admin out everywhere. */
+  endAll(adminId: string): Promise<void> {
+    return repo.deleteAdminSessions(this.db, adminId);
+  }
+
   endOthers(session: PanelSession): Promise<void> {
     return repo.deleteOtherSessions(this.db, session.adminId, session.id);
   }

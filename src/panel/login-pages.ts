@@ -1,5 +1,7 @@
+import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { INITIAL_PASSWORD_FILE, SET_PASSWORD_COMMAND } from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
 import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
@@ -13,6 +15,11 @@ const LOGIN_FAILURES_ALLOWED = 10;
 /** `/login` and `/logout`. */
 export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
   const router = Router();
+  // Only the embedded database kept in DATA_DIR gets a generated first password, in this file.
+  const passwordFile =
+    ctx.config.databaseUrl === undefined
+      ? join(ctx.config.dataDir, INITIAL_PASSWORD_FILE)
+      : undefined;
 
   const showLogin = (
     req: Request,
@@ -34,6 +41,8 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
       email: view.email ?? '',
       error: view.error,
       notice: view.notice,
+      passwordFile,
+      setPasswordCommand: SET_PASSWORD_COMMAND,
     });
   };
 

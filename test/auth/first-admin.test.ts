@@ -1,10 +1,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GENERATED_ADMIN_EMAIL, INITIAL_PASSWORD_FILE } from '../../src/auth/first-admin.js';
 import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD, PanelClient } from '../panel/panel-client.js';
+import {
+  ADMIN_EMAIL,
+  ADMIN_ENV,
+  ADMIN_PASSWORD,
+  PanelClient,
+  unescapeHtml,
+} from '../panel/panel-client.js';
 
 const opened: TestApp[] = [];
 const databases: TestDatabase[] = [];
@@ -134,5 +148,55 @@ describe('sign-in attempts', () => {
   it('that succeed are not counted', async () => {
     const app = await start(ADMIN_ENV, await freshDatabase());
     for (let i = 0; i < 12; i++) expect((await new PanelClient(app).signIn()).status).toBe(303);
+  });
+});
+
+describe('the generated password file', () => {
+  it('is never overwritten: an admin created on a new database gets the password it holds', async () => {
+    const first = await start({}, await freshDatabase());
+    const password = generatedPassword(first)[0] as string;
+    const file = join(first.ctx.config.dataDir, INITIAL_PASSWORD_FILE);
+    const before = statSync(file).mtimeMs;
+
+    // the database is replaced; DATA_DIR and its file stay
+    const later = await start({ DATA_DIR: first.ctx.config.dataDir }, await freshDatabase());
+    expect(readFileSync(file, 'utf8')).toBe(`${password}\n`);
+    expect(statSync(file).mtimeMs).toBe(before);
+    expect((await new PanelClient(later).signIn(GENERATED_ADMIN_EMAIL, password)).status).toBe(303);
+  });
+
+  it.each([['memory://'], ['postgres://elsewhere.example/hookprompt']])(
+    'is not written for DATABASE_URL=%s, which does not live in DATA_DIR; an existing one is left alone',
+    async (databaseUrl) => {
+      const dataDir = mkdtempSync(join(tmpdir(), 'hookprompt-keep-'));
+      const file = join(dataDir, INITIAL_PASSWORD_FILE);
+      writeFileSync(file, 'the password of the on-disk database\n', { mode: 0o600 });
+      const database = await freshDatabase();
+      const app = await start({ DATA_DIR: dataDir, DATABASE_URL: databaseUrl }, database);
+      expect(readFileSync(file, 'utf8')).toBe('the password of the on-disk database\n');
+      expect(readdirSync(dataDir)).toEqual([INITIAL_PASSWORD_FILE]);
+      const { rows } = await database.db.query('select 1 from admins');
+      expect(rows).toEqual([]);
+      expect(app.logText()).toContain('npm run admin -- set-password <email>');
+    },
+  );
+});
+
+describe('the sign-in page', () => {
+  it('says where the generated password is, and how to set a lost one', async () => {
+    const app = await start({}, await freshDatabase());
+    const page = unescapeHtml((await new PanelClient(app).page('/login')).text);
+    expect(page).toContain(join(app.ctx.config.dataDir, INITIAL_PASSWORD_FILE));
+    expect(page).not.toContain('server log');
+    expect(page).toContain('npm run admin -- set-password <email>');
+  });
+
+  it('names the command to create an admin when the database is not in DATA_DIR', async () => {
+    const app = await start({ DATABASE_URL: 'memory://' }, await freshDatabase());
+    const page = unescapeHtml((await new PanelClient(app).page('/login')).text);
+    expect(page).not.toContain(INITIAL_PASSWORD_FILE);
+    expect(page).toContain(
+      'create one on the server with <code>npm run admin -- set-password <email></code>',
+    );
   });
 });
