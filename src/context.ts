@@ -1,5 +1,6 @@
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
+import { InvitationsService } from './auth/invitations-service.js';
 import { SessionsService } from './auth/sessions-service.js';
 import { ChannelsService } from './channels/channels-service.js';
 import type { Config } from './config.js';
@@ -66,6 +67,8 @@ export class AppContext {
   readonly sessions: SessionsService;
   /** Management API keys (and ADMIN_API_KEY). */
   readonly apiKeys: ApiKeysService;
+  /** Who else may open a workspace: its admins and the invitations sent to new ones. */
+  readonly invitations: InvitationsService;
   /** Answers events with the AI; absent in a `ROLE=web` process. */
   readonly worker: Worker | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
@@ -96,6 +99,7 @@ export class AppContext {
     this.answers = new EventAnswers(db, this.waits);
     this.usage = new UsageService(db);
     this.admins = new AdminsService(db);
+    this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
     this.apiKeys = new ApiKeysService(db, {
       adminApiKey: config.adminApiKey,

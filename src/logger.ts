@@ -30,11 +30,14 @@ export function createLogger(level: string, destination?: pino.DestinationStream
 }
 
 /**
- * Webhook URLs carry their secret token in the path: `/hooks/abc…` is logged as `/hooks/[redacted]`.
+ * Webhook URLs carry their secret token in the path: `/hooks/abc…` is logged as `/hooks/[redacted]`
+ * (and so do the one-time links of admin invitations, `/invitations/…`).
  * Wherever it stands: routing ignores case (`/HOOKS/abc…` is received too), a request line may
  * hold an absolute URL (`http://host/hooks/abc…`), and a badly joined URL (`//hooks/abc…`) still
  * carries a real token even though it is not received.
  */
 export function redactUrl(url: string): string {
-  return url.replace(/\/hooks\/+[^/?#]*/gi, '/hooks/[redacted]');
+  return url
+    .replace(/\/hooks\/+[^/?#]*/gi, '/hooks/[redacted]')
+    .replace(/\/invitations\/+[^/?#]*/gi, '/invitations/[redacted]');
 }

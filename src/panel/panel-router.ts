@@ -5,10 +5,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { publicDir } from '../paths.js';
 import { accountPages } from './account-pages.js';
+import { adminPages } from './admin-pages.js';
 import { channelPages } from './channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
 import { logPages } from './log-pages.js';
+import { invitationPages } from './invitation-pages.js';
 import { loginPages } from './login-pages.js';
 import { replyPages } from './reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
@@ -69,12 +71,14 @@ export function panelRouter(ctx: PanelServices): Router {
   });
 
   router.use(loginPages(ctx, cookies));
+  router.use(invitationPages(ctx, cookies));
   router.get('/', (_req, res) => res.redirect(302, '/channels'));
 
   const signedIn = [requireAdmin(ctx, cookies), checkCsrf];
   const replies = replyPages(ctx);
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
+  router.use('/workspace/admins', ...signedIn, requireWorkspace, adminPages(ctx));
   router.use('/workspace', ...signedIn, workspacePages(ctx));
   router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));
   router.use('/account', ...signedIn, accountPages(ctx));

@@ -1,4 +1,5 @@
 import type { AdminsService } from '../auth/admins-service.js';
+import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { Config } from '../config.js';
@@ -22,6 +23,8 @@ export interface PanelServices {
   metrics: Metrics;
   admins: AdminsService;
   sessions: SessionsService;
+  /** Adding and removing the admins of a workspace. */
+  invitations: InvitationsService;
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
   channels: ChannelsService;

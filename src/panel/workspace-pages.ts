@@ -28,10 +28,12 @@ export function workspacePages(ctx: PanelServices): Router {
     errors: FieldErrors = {},
   ) => {
     const ws = workspaceId(res);
-    const [workspace, apiKeys, usage] = await Promise.all([
+    const [workspace, apiKeys, usage, members, invitations] = await Promise.all([
       ctx.workspaces.get(ws),
       ctx.apiKeys.list(ws),
       ctx.usage.report(ws),
+      ctx.invitations.members(ws),
+      ctx.invitations.pending(ws),
     ]);
     res.status(status).render('workspace/show', {
       title: 'Workspace',
@@ -40,6 +42,8 @@ export function workspacePages(ctx: PanelServices): Router {
       errors,
       apiKeys,
       usage,
+      members,
+      invitations,
       usedShare:
         workspace.chat_quota > 0 ? Math.min(1, workspace.chats_used / workspace.chat_quota) : 1,
       adminKeyApplies: ws === ctx.defaultWorkspaceId && ctx.config.adminApiKey !== undefined,

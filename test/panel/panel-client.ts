@@ -1,7 +1,5 @@
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { addMembership, insertAdmin } from '../../src/auth/admins-repo.js';
-import { hashPassword } from '../../src/auth/passwords.js';
 import type { TestApp } from '../support/test-app.js';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -56,6 +54,23 @@ export class PanelClient {
       .send({ _csrf: this.csrf, ...fields });
   }
 
+  /** Opens an invitation link and joins with this password; resolves to the form post's answer. */
+  async acceptInvitation(link: string, password: string): Promise<Response> {
+    const path = new URL(link).pathname;
+    const form = await this.page(path);
+    const res = await this.agent
+      .post(path)
+      .set('Accept', 'text/html')
+      .type('form')
+      .send({
+        _csrf: form.status === 200 ? csrfIn(form.text) : '',
+        password,
+        confirm_password: password,
+      });
+    if (res.status === 303) this.csrf = csrfIn((await this.page('/account')).text);
+    return res;
+  }
+
   /** Creates a channel through the New channel form; resolves to its id. */
   async createChannel(name = 'Orders', template = 'Order {{order.id}}'): Promise<string> {
     const res = await this.form('/channels', { name, template, enabled: 'on' });
@@ -74,20 +89,28 @@ export class PanelClient {
   }
 }
 
+/** The one-time sign-in link on the page shown after inviting an admin. */
+export function invitationLink(html: string): string {
+  const link = /id="invitation-link" class="secret-box" value="([^"]+)"/.exec(html)?.[1];
+  if (!link) throw new Error('no invitation link in the page');
+  return unescapeHtml(link);
+}
+
 /**
- * Another admin who belongs only to a new workspace. The panel has no page for adding admins,
- * so the test writes them the way the first admin is written.
+ * Another admin, added to the inviter's current workspace the way the panel does it: the
+ * inviter adds the e-mail address, the new admin opens the one-time link and chooses a password.
  */
-export async function addAdminWithWorkspace(
-  app: TestApp,
+export async function inviteAdmin(
+  inviter: PanelClient,
   email: string,
   password: string,
-  workspaceName: string,
-) {
-  const admin = await insertAdmin(app.ctx.db, email, await hashPassword(password));
-  const workspace = await app.ctx.workspaces.create(workspaceName, 100);
-  await addMembership(app.ctx.db, admin.id, workspace.id);
-  return { adminId: admin.id, workspaceId: workspace.id };
+): Promise<PanelClient> {
+  const invited = await inviter.form('/workspace/admins', { email });
+  if (invited.status !== 201) throw new Error(`inviteAdmin: ${invited.status}`);
+  const guest = new PanelClient(inviter.app);
+  const joined = await guest.acceptInvitation(invitationLink(invited.text), password);
+  if (joined.status !== 303) throw new Error(`inviteAdmin: joining answered ${joined.status}`);
+  return guest;
 }
 
 /** Markup that would run script: inline <script> blocks, event handler attributes, style attributes. */

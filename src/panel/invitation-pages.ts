@@ -1,0 +1,81 @@
+import { Router, type Request, type Response } from 'express';
+import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
+import { newToken, sameSecret } from '../secrets.js';
+import type { PanelServices } from './panel-services.js';
+import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
+import { formField } from './panel-auth.js';
+
+/**
+ * `/invitations/:token`: the one-time link an admin passed on. Opening it shows a form (a link
+ * preview or a scanner that fetches it uses nothing up); choosing a password there creates the
+ * admin, uses the link up and signs them in to the workspace they were invited to.
+ */
+export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Router {
+  const router = Router();
+
+  const show = (
+    req: Request,
+    res: Response,
+    status: number,
+    view: { email?: string; workspaceName?: string; errors?: Record<string, string> },
+  ) => {
+    // Like the sign-in form: a token from a cookie of this browser guards the form.
+    let token = readCookie(req, cookies.login);
+    if (!token) {
+      token = newToken(256);
+      setCookie(res, cookies, cookies.login, token);
+    }
+    res.set('Cache-Control', 'no-store');
+    res.set('Referrer-Policy', 'no-referrer');
+    res.status(status).render('invitation', {
+      title: view.email ? 'Join a workspace' : 'Invitation not valid',
+      formCsrf: token,
+      minLength: MIN_PASSWORD_LENGTH,
+      errors: view.errors ?? {},
+      ...view,
+    });
+  };
+
+  router.get('/invitations/:token', async (req, res) => {
+    const invitation = await ctx.invitations.open(String(req.params.token));
+    if (!invitation) return show(req, res, 410, {});
+    show(req, res, 200, { email: invitation.email, workspaceName: invitation.workspaceName });
+  });
+
+  router.post('/invitations/:token', async (req, res) => {
+    const token = String(req.params.token);
+    const invitation = await ctx.invitations.open(token);
+    if (!invitation) return show(req, res, 410, {});
+    const view = { email: invitation.email, workspaceName: invitation.workspaceName };
+    const expected = readCookie(req, cookies.login) ?? '';
+    if (!expected || !sameSecret(formField(req.body, '_csrf'), expected))
+      return show(req, res, 403, {
+        ...view,
+        errors: { form: 'The form had expired. Please try again.' },
+      });
+    const password = formField(req.body, 'password');
+    if (password.length < MIN_PASSWORD_LENGTH)
+      return show(req, res, 400, {
+        ...view,
+        errors: { password: `must be at least ${MIN_PASSWORD_LENGTH} characters long` },
+      });
+    if (password !== formField(req.body, 'confirm_password'))
+      return show(req, res, 400, { ...view, errors: { confirm_password: 'does not match' } });
+
+    const accepted = await ctx.invitations.accept(token, password);
+    if (!accepted) return show(req, res, 410, {});
+    const previous = readCookie(req, cookies.session);
+    if (previous) await ctx.sessions.end(previous);
+    setCookie(
+      res,
+      cookies,
+      cookies.session,
+      await ctx.sessions.start(accepted.admin.id, accepted.workspaceId),
+    );
+    clearCookie(res, cookies, cookies.login);
+    ctx.log.info({ adminId: accepted.admin.id }, 'invitation accepted');
+    res.redirect(303, '/channels');
+  });
+
+  return router;
+}
