@@ -12,6 +12,8 @@ import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
 import { DeliveriesService } from './deliveries/deliveries-service.js';
 import type { DeliveryWorker } from './deliveries/delivery-worker.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
+import { EventsFeed } from './events/events-feed.js';
+import { EventsReplay } from './events/events-replay.js';
 import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
@@ -57,6 +59,10 @@ export class AppContext {
   /** Senders' answers about their events, held until the event finishes when asked to. */
   readonly answers: EventAnswers;
   private readonly waits: EventWaits;
+  /** Replaying finished events, one or a filter's worth. */
+  readonly eventsReplay: EventsReplay;
+  /** The live tail of Brain Logs (Server-Sent Events), across instances. */
+  readonly eventsFeed: EventsFeed;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -89,6 +95,8 @@ export class AppContext {
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
+    this.eventsReplay = new EventsReplay(db, this.events, this.workspaces);
+    this.eventsFeed = new EventsFeed(db, log);
     this.admins = new AdminsService(db);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
     this.apiKeys = new ApiKeysService(db, {
@@ -144,6 +152,7 @@ export class AppContext {
     }
     await this.waits.stop();
     await this.ingest.stop();
+    await this.eventsFeed.stop();
     if (this.redis?.isOpen) await this.redis.quit().catch(() => undefined);
     if (this.ownsDatabase) await this.db.close();
   }

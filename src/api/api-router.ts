@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
+import type { EventsFeed } from '../events/events-feed.js';
+import type { EventsReplay } from '../events/events-replay.js';
 import type { EventsService } from '../events/events-service.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
@@ -20,6 +22,8 @@ export interface ApiServices {
   channels: ChannelsService;
   events: EventsService;
   deliveries: DeliveriesService;
+  eventsReplay: EventsReplay;
+  eventsFeed: EventsFeed;
 }
 
 /**
@@ -35,7 +39,13 @@ export function apiRouter(services: ApiServices): Router {
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
   router.use(deliveriesRoutes(services.deliveries));
-  router.use(eventsRoutes(services.events));
+  router.use(
+    eventsRoutes({
+      events: services.events,
+      replay: services.eventsReplay,
+      feed: services.eventsFeed,
+    }),
+  );
   router.use(() => {
     throw notFound('This API path');
   });

@@ -3,6 +3,9 @@ import { AppError, notFound } from '../errors.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
 import { ROW_ID } from '../secrets.js';
+import { countMatching, scanEvents } from './events-scan.js';
+import type { EventConditions } from './events-where.js';
+import type { PayloadCondition } from './payload-filter.js';
 
 import type { EventStatus } from './event-states.js';
 
@@ -27,6 +30,8 @@ export interface EventJson {
   duplicates: number;
   /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
   delivery: EventDelivery | null;
+  /** Earlier outcomes, oldest first, kept when the event was replayed. */
+  history: unknown[];
 }
 
 /** An event's reply delivery as the API shows it (see src/deliveries/). */
@@ -48,6 +53,11 @@ export interface EventFilter {
   from?: Date;
   /** Exclusive bound on received_at. */
   to?: Date;
+  /** Case-insensitive text in the payload, prompt, reply or error. */
+  q?: string;
+  /** `payload.<path>=<value>` conditions, all of which must hold. */
+  payload?: PayloadCondition[];
+  threadKey?: string;
   /** 1–500; 50 when not given. */
   limit?: number;
   /** The `next_cursor` of the previous page. */
@@ -66,7 +76,7 @@ export const MAX_PAGE_SIZE = 500;
 /** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
 export class EventsService {
   constructor(
-    private readonly db: Queryable,
+    readonly db: Queryable,
     private readonly deliveries: DeliveryLookup = async () => new Map(),
   ) {}
 
@@ -81,6 +91,40 @@ export class EventsService {
       MAX_PAGE_SIZE,
     );
     const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const conditions = this.conditions(workspaceId, filter);
+    // One more than asked tells whether another page exists.
+    const rows: repo.EventRow[] = [];
+    for await (const row of scanEvents(this.db, conditions, { after, batchSize: limit + 1 })) {
+      rows.push(row);
+      if (rows.length > limit) break;
+    }
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      data: await this.present(page),
+      next_cursor:
+        rows.length > limit && last
+          ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id })
+          : null,
+    };
+  }
+
+  /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */
+  async present(rows: repo.EventRow[]): Promise<EventJson[]> {
+    const deliveries = await this.deliveries(rows.map((row) => row.id));
+    return rows.map((row) => toEventJson(row, deliveries.get(row.id)));
+  }
+
+  /** How many events match the filter, counted up to `cap` (Brain Logs shows "10,000+" beyond). */
+  async count(workspaceId: string, filter: EventFilter, cap: number): Promise<number> {
+    return countMatching(this.db, this.conditions(workspaceId, filter), cap);
+  }
+
+  /**
+   * The filter as repo conditions.
+   * @throws AppError 400 for times PostgreSQL cannot hold.
+   */
+  conditions(workspaceId: string, filter: EventFilter): EventConditions {
     for (const [name, date] of [
       ['from', filter.from],
       ['to', filter.to],
@@ -94,28 +138,17 @@ export class EventsService {
         );
       }
     }
-    // A channel id that cannot exist matches nothing, like an unknown one.
-    if (filter.channelId !== undefined && !ROW_ID.test(filter.channelId))
-      return { data: [], next_cursor: null };
-    const rows = await repo.listEvents(this.db, {
+    return {
       workspaceId,
-      channelId: filter.channelId,
+      // A channel id that cannot exist matches nothing, like an unknown one (ids start at 1).
+      channelId:
+        filter.channelId !== undefined && !ROW_ID.test(filter.channelId) ? '0' : filter.channelId,
       status: filter.status,
       from: filter.from?.toISOString(),
       to: filter.to?.toISOString(),
-      after,
-      // One more than asked tells whether another page exists.
-      limit: limit + 1,
-    });
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const deliveries = await this.deliveries(page.map((row) => row.id));
-    return {
-      data: page.map((row) => toEventJson(row, deliveries.get(row.id))),
-      next_cursor:
-        rows.length > limit && last
-          ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id })
-          : null,
+      q: filter.q,
+      payload: filter.payload,
+      threadKey: filter.threadKey,
     };
   }
 
@@ -146,7 +179,7 @@ export function isStorableTime(date: Date): boolean {
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
 
-function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): EventJson {
+export function toEventJson(row: repo.EventRow, delivery?: EventDelivery): EventJson {
   return {
     id: row.id,
     channel_id: row.channel_id,
@@ -162,5 +195,6 @@ function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): E
     sender_ip: row.sender_ip,
     duplicates: row.duplicates,
     delivery: delivery ?? null,
+    history: row.history,
   };
 }

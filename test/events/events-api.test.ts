@@ -79,6 +79,7 @@ describe('GET /api/v1/events/{id}', () => {
       sender_ip: '127.0.0.1',
       duplicates: 0,
       delivery: null,
+      history: [],
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();
