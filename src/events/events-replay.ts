@@ -1,6 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
 import { notFound } from '../errors.js';
-import { hookErrors } from '../hooks/hook-errors.js';
 import { ROW_ID } from '../secrets.js';
 import { isJsonObject, parsePayload } from '../template/index.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
@@ -31,7 +30,7 @@ export class EventsReplay {
    */
   async replayOne(workspaceId: string, id: string): Promise<EventJson> {
     if (!ROW_ID.test(id)) throw notFound('This event');
-    await this.db.transaction(async (tx) => {
+    const paid = await this.db.transaction(async (tx) => {
       const event = await lockEvent(tx, workspaceId, id);
       if (!event) throw notFound('This event');
       if ((UNFINISHED_STATUSES as readonly string[]).includes(event.status)) {
@@ -40,9 +39,11 @@ export class EventsReplay {
       if (event.status === 'rejected' && !isCompleteObject(event.payload)) {
         throw eventErrors.notReplayable();
       }
-      if (!(await this.workspaces.takeChats(workspaceId, 1, tx))) throw hookErrors.quotaExceeded();
+      if (!(await this.workspaces.takeChats(workspaceId, 1, tx))) return false;
       await requeueEvents(tx, workspaceId, [id], REPLAY_FROM);
+      return true;
     });
+    if (!paid) throw await this.quotaError(workspaceId);
     return this.events.get(workspaceId, id);
   }
 
@@ -62,9 +63,7 @@ export class EventsReplay {
     const count = await this.db.transaction(async (tx) => {
       const ids = await replayableIds(tx, conditions);
       if (ids.length === 0) return 0;
-      if (!(await this.workspaces.takeChats(workspaceId, ids.length, tx))) {
-        throw hookErrors.quotaExceeded();
-      }
+      if (!(await this.workspaces.takeChats(workspaceId, ids.length, tx))) return undefined;
       let replayed = 0;
       for (let i = 0; i < ids.length; i += BATCH) {
         const batch = ids.slice(i, i + BATCH);
@@ -76,7 +75,13 @@ export class EventsReplay {
       }
       return replayed;
     });
+    if (count === undefined) throw await this.quotaError(workspaceId);
     return { count };
+  }
+
+  /** Read after the transaction: on the embedded database a read beside it would wait for it. */
+  private async quotaError(workspaceId: string) {
+    return eventErrors.quotaExceeded(await this.workspaces.get(workspaceId));
   }
 }
 

@@ -85,7 +85,11 @@ describe('POST /api/v1/events/{id}/replay', () => {
     await driver.setWorkspace({ chat_quota: await chatsUsed() });
     const res = await driver.api('post', `/events/${id}/replay`);
     expect(res.status).toBe(403);
-    expect(res.body.code).toBe('quota_exceeded');
+    expect(res.body).toMatchObject({
+      code: 'quota_exceeded',
+      chat_quota: await chatsUsed(),
+      resets_at: expect.stringMatching(/^\d{4}-\d\d-01T00:00:00\.000Z$/),
+    });
     expect(await getEvent(id)).toMatchObject({ status: 'replied', history: [] });
   });
 
