@@ -1,8 +1,8 @@
 -- Brain Logs for operators: search inside payloads, replay history, the live tail, charts.
 
 -- The payload as jsonb, for payload.<path> filters. Null for the bodies jsonb refuses (a \u0000
--- escape, a lone surrogate, a number beyond numeric's range, the cut-off body of a refused
--- request): those rows are checked against the filter outside the database instead.
+-- escape, a lone surrogate, a number beyond numeric's range): those rows are checked against
+-- the filter outside the database instead.
 create function events_payload_jsonb(payload text) returns jsonb
 language plpgsql immutable parallel safe as $$
 begin
@@ -12,13 +12,19 @@ exception when others then
 end
 $$;
 
+-- Refused requests are not parsed: their bodies are whatever a sender sent (nested without
+-- limit, cut short), and the embedded database's parser could exhaust its stack on them. Their
+-- payload_json is null, so the template engine decides for them too; a replay makes the event
+-- pending, and the column is computed again.
 alter table events add column payload_json jsonb
-  generated always as (events_payload_jsonb(payload)) stored;
+  generated always as (
+    case when status <> 'rejected' then events_payload_jsonb(payload) end
+  ) stored;
 -- jsonb_path_ops answers containment (payload_json @> '{"order":{"status":"paid"}}') only,
 -- which is all the filters ask, in an index about a third the size of the default one.
 create index events_payload_json_idx on events using gin (payload_json jsonb_path_ops);
--- The few payloads jsonb refused are candidates of every payload filter: listed here, so a
--- filter still reads indexes only.
+-- Refused requests and the few payloads jsonb refused are candidates of every payload filter:
+-- listed here, so a filter still reads indexes only.
 create index events_payload_unparsed_idx on events (workspace_id, received_at)
   where payload_json is null;
 

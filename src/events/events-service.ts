@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
 import { ROW_ID } from '../secrets.js';
 import { countMatching, scanEvents } from './events-scan.js';
+import { channelDays, eventVolume, type ChannelDay, type Volume } from './events-volume.js';
 import type { EventConditions } from './events-where.js';
 import type { PayloadCondition } from './payload-filter.js';
 
@@ -118,6 +119,17 @@ export class EventsService {
   /** How many events match the filter, counted up to `cap` (Brain Logs shows "10,000+" beyond). */
   async count(workspaceId: string, filter: EventFilter, cap: number): Promise<number> {
     return countMatching(this.db, this.conditions(workspaceId, filter), cap);
+  }
+
+  /** Events per hour or day and status over [from, to) for the filter (its own from/to aside). */
+  volume(workspaceId: string, filter: EventFilter, from: Date, to: Date): Promise<Volume> {
+    const { from: _from, to: _to, ...rest } = this.conditions(workspaceId, filter);
+    return eventVolume(this.db, rest, from, to);
+  }
+
+  /** Each channel's last 24 hours, by channel id. */
+  channelDays(workspaceId: string): Promise<Map<string, ChannelDay>> {
+    return channelDays(this.db, workspaceId);
   }
 
   /**

@@ -1,6 +1,8 @@
 import express, { Router } from 'express';
 import helmet from 'helmet';
 import type { PanelServices } from './panel-services.js';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { publicDir } from '../paths.js';
 import { accountPages } from './account-pages.js';
 import { channelPages } from './channel-pages.js';
@@ -11,6 +13,12 @@ import { loginPages } from './login-pages.js';
 import { replyPages } from './reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace-pages.js';
+
+// The package exports only its ES and CommonJS builds; the browser build sits beside them.
+const chartJsFile = join(
+  dirname(createRequire(import.meta.url).resolve('chart.js')),
+  'chart.umd.js',
+);
 
 /** Room for a sample payload as large as the webhook body limit, plus the rest of the editor form. */
 const FORM_OVERHEAD_BYTES = 256 * 1024;
@@ -47,6 +55,10 @@ export function panelRouter(ctx: PanelServices): Router {
     }),
   );
   router.use('/static', express.static(publicDir, { index: false, maxAge: '1h' }));
+  // The one chart library of the panel, served from its package (no CDN: the CSP allows 'self').
+  router.get('/vendor/chart.umd.js', (_req, res) =>
+    res.sendFile(chartJsFile, { maxAge: '1d', headers: { 'Content-Type': 'text/javascript' } }),
+  );
   router.get('/favicon.ico', (_req, res) => res.redirect(301, '/static/favicon.svg'));
   router.use(
     express.urlencoded({ extended: false, limit: ctx.config.bodyLimitBytes + FORM_OVERHEAD_BYTES }),
