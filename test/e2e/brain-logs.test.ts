@@ -83,21 +83,14 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
 
   it('draws the events-per-hour chart with the filter’s numbers', async () => {
     await page.goto('/logs');
-    await page.waitForFunction(() => {
-      const canvas = document.getElementById('volume-chart') as HTMLCanvasElement & {
-        chart?: unknown;
-      };
-      return Boolean(canvas?.chart);
-    });
-    const chart = await page.evaluate(() => {
-      const canvas = document.getElementById('volume-chart') as HTMLCanvasElement & {
-        chart: { data: { datasets: { label: string; data: number[] }[] } };
-      };
-      return canvas.chart.data.datasets.map((set) => ({
+    // Browser code as text: this file is compiled without the DOM's types.
+    await page.waitForFunction('Boolean(document.getElementById("volume-chart").chart)');
+    const chart = (await page.evaluate(`
+      document.getElementById('volume-chart').chart.data.datasets.map((set) => ({
         label: set.label,
         sum: set.data.reduce((a, b) => a + b, 0),
-      }));
-    });
+      }))
+    `)) as { label: string; sum: number }[];
     expect(chart).toEqual([{ label: 'replied', sum: 3 }]);
     expect(await page.textContent('[data-status-total="replied"]')).toBe('3');
     const box = await page.locator('#volume-chart').boundingBox();
@@ -107,7 +100,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
 
   it('shows a new event and its reply live, without a reload', async () => {
     await page.goto('/logs');
-    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 42));
+    await page.evaluate('window.marker = 42');
     await page.click('#live-toggle');
     expect(await page.getAttribute('#live-toggle', 'aria-pressed')).toBe('true');
     // The stream is open once the server has a subscriber for it.
@@ -123,7 +116,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     await createWorker(app.ctx).runOnce();
     await page.locator(`#event-${id}[data-status="replied"]`).waitFor();
     expect(await row.locator('.badge').textContent()).toBe('Replied');
-    expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(42);
+    expect(await page.evaluate('window.marker')).toBe(42);
     await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-live.png`, fullPage: true });
     await page.click('#live-toggle');
   });
@@ -160,9 +153,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
 
   it('shows a 24 h sparkline per channel with refused and failed counts', async () => {
     await page.goto('/channels');
-    await page.waitForFunction(() =>
-      Boolean((document.querySelector('canvas.sparkline') as { chart?: unknown } | null)?.chart),
-    );
+    await page.waitForFunction('Boolean(document.querySelector("canvas.sparkline")?.chart)');
     const counts = await page.textContent(`[data-channel-day="${channel.id}"]`);
     expect(counts?.replace(/\s+/g, ' ').trim()).toBe('4 total · 0 refused · 0 failed');
   });
