@@ -35,6 +35,8 @@ async function main(): Promise<void> {
     ctx.log.info({ signal }, 'shutting down');
     // Held answers (`?wait=N`) would keep their requests open past the grace period.
     ctx.answers.cutWaitsShort();
+    // Live tails (Server-Sent Events) stay open until ended; clients reconnect elsewhere.
+    ctx.eventsFeed.endStreams();
     await stopAccepting(server, SHUTDOWN_GRACE_MS);
     await ctx.stop();
     ctx.log.info('stopped');

@@ -41,13 +41,16 @@ export async function exportEvents(
   out: Writable,
 ): Promise<number> {
   const write = async (chunk: string) => {
-    if (!out.write(chunk)) await once(out, 'drain');
+    if (out.destroyed) return;
+    if (!out.write(chunk)) await room(out);
   };
   const csv = format === 'csv' ? stringify({ header: true, columns: [...CSV_COLUMNS] }) : undefined;
   // The CSV writer is a stream of its own: its output is passed on as it comes.
   const piped = csv ? forward(csv, write) : undefined;
   let count = 0;
   for await (const row of scanEvents(db, conditions, { batchSize: BATCH })) {
+    // The download was cancelled: stop reading.
+    if (out.destroyed) break;
     const event = toEventJson(row);
     if (csv) {
       if (!csv.write(CSV_COLUMNS.map((column) => event[column] ?? ''))) await once(csv, 'drain');
@@ -61,6 +64,19 @@ export async function exportEvents(
     await piped;
   }
   return count;
+}
+
+/** Until `out` can take more, or is gone (a cancelled download never drains). */
+function room(out: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
+  });
 }
 
 async function forward(

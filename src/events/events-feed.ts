@@ -21,6 +21,8 @@ export interface FeedOptions {
 interface Subscriber {
   conditions: EventConditions;
   send: (row: repo.EventRow) => void;
+  /** Ends the stream (the process is stopping). */
+  end: () => void;
   /** The highest change number sent, or the start. */
   cursor: bigint;
   /** (when, cursor) after each read: the cursor of lookbackMs ago is where a read starts. */
@@ -57,18 +59,21 @@ export class EventsFeed {
 
   /**
    * Sends `send` every event of the filter stored or changed after change number `after`
-   * (undefined: after now). Resolves to the function that ends the subscription.
+   * (undefined: after now); `end` is called if the process stops first. Resolves to the
+   * function that ends the subscription.
    */
   async subscribe(
     conditions: EventConditions,
     after: string | undefined,
     send: (row: repo.EventRow) => void,
+    end: () => void = () => undefined,
   ): Promise<() => void> {
     await this.listen();
     const start = BigInt(after ?? (await repo.lastChangeSeq(this.db, conditions.workspaceId)));
     const subscriber: Subscriber = {
       conditions,
       send,
+      end,
       cursor: start,
       checkpoints: [{ at: 0, cursor: start }],
       sent: new Set(),
@@ -90,9 +95,17 @@ export class EventsFeed {
     };
   }
 
+  /** Ends every stream: they never finish on their own, and a stopping server waits for them. */
+  endStreams(): void {
+    for (const subscriber of [...this.subscribers]) {
+      subscriber.closed = true;
+      this.subscribers.delete(subscriber);
+      subscriber.end();
+    }
+  }
+
   async stop(): Promise<void> {
-    for (const subscriber of this.subscribers) subscriber.closed = true;
-    this.subscribers.clear();
+    this.endStreams();
     clearInterval(this.timer);
     this.timer = undefined;
     const listening = this.listening;

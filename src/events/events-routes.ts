@@ -59,6 +59,7 @@ export function eventsRoutes({ events, replay, feed }: EventsRoutesDeps): Router
         res.write(
           `id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify(toEventJson(row))}\n\n`,
         ),
+      () => res.end(),
     );
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     res.on('close', () => {

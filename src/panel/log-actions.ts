@@ -48,6 +48,7 @@ export function logActions(ctx: PanelServices): Router {
           `id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify({ id, status })}\n\n`,
         );
       },
+      () => res.end(),
     );
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
     res.on('close', () => {
