@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Queryable } from '../db/database.js';
 import { scanEvents } from './events-scan.js';
+import type { EventRow } from './events-repo.js';
 import { toEventJson, type EventJson } from './events-service.js';
 import type { EventConditions } from './events-where.js';
 
@@ -29,13 +30,19 @@ export const EXPORT_TYPES: Record<ExportFormat, string> = {
 
 const BATCH = 500;
 
+/** Where events come from, and how a batch of rows becomes API event objects. */
+export interface ExportSource {
+  db: Queryable;
+  present(rows: EventRow[]): Promise<EventJson[]>;
+}
+
 /**
  * Writes every event of the filter to `out`, newest first, one batch of rows in memory at a
  * time; waits whenever `out` is full, so a slow download holds back the reading instead of
  * filling memory. Resolves once everything is written (the caller ends `out`).
  */
 export async function exportEvents(
-  db: Queryable,
+  source: ExportSource,
   conditions: EventConditions,
   format: ExportFormat,
   out: Writable,
@@ -48,17 +55,30 @@ export async function exportEvents(
   // The CSV writer is a stream of its own: its output is passed on as it comes.
   const piped = csv ? forward(csv, write) : undefined;
   let count = 0;
-  for await (const row of scanEvents(db, conditions, { batchSize: BATCH })) {
+  const emit = async (rows: EventRow[]) => {
+    // CSV only needs the row itself; JSON Lines carry the whole event object (delivery too).
+    const events = csv ? rows.map((row) => toEventJson(row)) : await source.present(rows);
+    for (const event of events) {
+      if (out.destroyed) return;
+      if (csv) {
+        if (!csv.write(CSV_COLUMNS.map((column) => event[column] ?? ''))) await once(csv, 'drain');
+      } else {
+        await write(`${JSON.stringify(event)}\n`);
+      }
+      count++;
+    }
+  };
+  let batch: EventRow[] = [];
+  for await (const row of scanEvents(source.db, conditions, { batchSize: BATCH })) {
     // The download was cancelled: stop reading.
     if (out.destroyed) break;
-    const event = toEventJson(row);
-    if (csv) {
-      if (!csv.write(CSV_COLUMNS.map((column) => event[column] ?? ''))) await once(csv, 'drain');
-    } else {
-      await write(`${JSON.stringify(event)}\n`);
+    batch.push(row);
+    if (batch.length === BATCH) {
+      await emit(batch);
+      batch = [];
     }
-    count++;
   }
+  if (batch.length && !out.destroyed) await emit(batch);
   if (csv) {
     csv.end();
     await piped;

@@ -20,7 +20,7 @@ export interface FeedOptions {
 
 interface Subscriber {
   conditions: EventConditions;
-  send: (row: repo.EventRow) => void;
+  send: (row: repo.EventRow) => void | Promise<void>;
   /** Ends the stream (the process is stopping). */
   end: () => void;
   /** The highest change number sent, or the start. */
@@ -65,7 +65,7 @@ export class EventsFeed {
   async subscribe(
     conditions: EventConditions,
     after: string | undefined,
-    send: (row: repo.EventRow) => void,
+    send: (row: repo.EventRow) => void | Promise<void>,
     end: () => void = () => undefined,
   ): Promise<() => void> {
     await this.listen();
@@ -167,7 +167,9 @@ export class EventsFeed {
         if (subscriber.sent.has(seq)) continue;
         subscriber.sent.add(seq);
         if (seq > subscriber.cursor) subscriber.cursor = seq;
-        if (matchesPayload(row.payload, subscriber.conditions.payload ?? [])) subscriber.send(row);
+        if (matchesPayload(row.payload, subscriber.conditions.payload ?? [])) {
+          await subscriber.send(row);
+        }
       }
       if (rows.length < PAGE) break;
     }

@@ -8,7 +8,7 @@ import {
   parseReplayBody,
   parseStreamQuery,
 } from './events-schemas.js';
-import { toEventJson, type EventsService } from './events-service.js';
+import type { EventsService } from './events-service.js';
 
 export interface EventsRoutesDeps {
   events: EventsService;
@@ -36,7 +36,7 @@ export function eventsRoutes({ events, replay, feed }: EventsRoutesDeps): Router
     res.setHeader('Content-Type', EXPORT_TYPES[format]);
     res.setHeader('Content-Disposition', `attachment; filename="events-${stamp}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
-    await exportEvents(events.db, conditions, format, res);
+    await exportEvents(events, conditions, format, res);
     res.end();
   });
 
@@ -55,10 +55,10 @@ export function eventsRoutes({ events, replay, feed }: EventsRoutesDeps): Router
     const unsubscribe = await feed.subscribe(
       conditions,
       lastId && LAST_EVENT_ID.test(lastId) ? lastId : undefined,
-      (row) =>
-        res.write(
-          `id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify(toEventJson(row))}\n\n`,
-        ),
+      async (row) => {
+        const [event] = await events.present([row]);
+        res.write(`id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify(event)}\n\n`);
+      },
       () => res.end(),
     );
     const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);

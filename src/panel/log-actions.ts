@@ -24,7 +24,7 @@ export function logActions(ctx: PanelServices): Router {
     res.setHeader('Content-Disposition', `attachment; filename="brain-logs-${stamp}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
     const conditions = ctx.events.conditions(workspaceId(res), filter);
-    await exportEvents(ctx.events.db, conditions, format, res);
+    await exportEvents(ctx.events, conditions, format, res);
     res.end();
   });
 
