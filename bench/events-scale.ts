@@ -10,7 +10,7 @@
  *   2. one channel, a page halfway through its history (500, 5,000, 50,000 newer events);
  *   3. the whole workspace, first page, no filter;
  *   4. the queue claim of a batch of 8 (rolled back, so every run claims the same events).
- * Then, at 1,000,000 events, retention (EventsRetention.runOnce, no pause between batches)
+ * Then, at 1,000,000 events, Brain Logs search, chart and export (brainLogs below) and retention (EventsRetention.runOnce, no pause between batches)
  * deletes the oldest ten days, and its rate and per-batch times are reported.
  *
  * Run with `npm run bench:events` (BENCH_DATABASE_URL, default
@@ -40,6 +40,10 @@ const CHANNELS = 10;
 const RUNS = 25;
 const RETENTION_DAYS = 20;
 const keep = process.argv.includes('--keep');
+/** One event in RARE_EVERY carries RARE_WORD in its payload: about 2 in a week's 233,000. */
+const RARE_EVERY = 100_000;
+const RARE_WORD = 'Zephyrine';
+const EXPORT_ROWS = 100_000;
 const showPlans = process.argv.includes('--plans');
 
 interface Measure {
@@ -132,6 +136,7 @@ try {
     rows,
   );
 
+  await brainLogs(db, workspaceId, channelId, end);
   await retention(db);
 } finally {
   await db.close();
@@ -169,7 +174,10 @@ async function load(
   await target.query(
     `insert into events (workspace_id, channel_id, received_at, status, payload, prompt, reply, attempts, run_at, completed_at)
      select $1, $4::bigint + n % $2, t.at, s.status,
-            '{"order":{"id":' || n || ',"total":' || (n % 997) || '.50,"currency":"EUR"},"customer":{"name":"Customer ' || (n % 5000) || '","email":"c' || n || '@example.com"}}',
+            '{"order":{"id":' || n || ',"total":' || (n % 997) || '.50,"currency":"EUR","status":"'
+              || (array['paid', 'open', 'refunded'])[1 + n % 3] || '"},"customer":{"name":"Customer '
+              || (n % 5000) || '","email":"c' || n || '@example.com"}'
+              || case when n % ${RARE_EVERY} = 0 then ',"note":"${RARE_WORD} delivery"' else '' end || '}',
             case when s.status = 'replied' then 'Order ' || n || ' for Customer ' || (n % 5000) end,
             case when s.status = 'replied' then 'Thanks! Order ' || n || ' is confirmed and will ship within two days.' end,
             case when s.status = 'replied' then 1 else 0 end,
@@ -188,7 +196,7 @@ async function load(
 async function measure(
   title: string,
   work: (q: Queryable) => Promise<unknown>,
-  { rollback = false } = {},
+  { rollback = false, plans = showPlans } = {},
 ): Promise<Measure> {
   const client = new pg.Client({ connectionString: scratchUrl.toString() });
   await client.connect();
@@ -222,7 +230,7 @@ async function measure(
       medianMs: timings[Math.floor(timings.length / 2)] as number,
       buffers: root['Shared Hit Blocks'] + root['Shared Read Blocks'],
     };
-    if (showPlans) {
+    if (plans) {
       console.log(`   ${title}: ${result.medianMs.toFixed(2)} ms`);
       console.log(describePlan(root, '     '));
     }
@@ -247,6 +255,77 @@ function describePlan(node: PlanNode, indent: string): string {
   return [line, ...(node.Plans ?? []).map((child) => describePlan(child, `${indent}  `))].join(
     '\n',
   );
+}
+
+/**
+ * Brain Logs for operators at 1,000,000 events: the first page of a rare word across the
+ * workspace over 7 days, of payload.order.status=paid on one channel over 24 hours, the chart's
+ * aggregation over 7 days (each with its plan), and an export of 100,000 events in a process of
+ * its own (rows/s and that process's peak RSS).
+ */
+async function brainLogs(target: Database, workspaceId: string, channelId: string, end: Date) {
+  const to = new Date(end.getTime() + 1);
+  const week = new Date(to.getTime() - 7 * 86_400_000);
+  const day = new Date(to.getTime() - 86_400_000);
+  console.log('\nBrain Logs search at 1,000,000 events (goal: each first page ≤ 100 ms)');
+  const results: [string, Measure][] = [];
+  const show = async (title: string, work: (q: Queryable) => Promise<unknown>) => {
+    const measured = await measure(title, work, { plans: true });
+    results.push([title, measured]);
+  };
+  await show(`5. q=${RARE_WORD.toLowerCase()}, workspace, 7 days, first page`, (q) =>
+    new EventsService(q).list(workspaceId, { q: RARE_WORD.toLowerCase(), from: week, to }),
+  );
+  await show('6. payload.order.status=paid, one channel, 24 h, first page', (q) =>
+    new EventsService(q).list(workspaceId, {
+      channelId,
+      from: day,
+      to,
+      payload: [{ path: 'order.status', value: 'paid' }],
+    }),
+  );
+  await show('7. chart: events per day and status, workspace, 7 days', (q) =>
+    new EventsService(q).volume(workspaceId, {}, week, to),
+  );
+  printTable(
+    ['statement', 'median ms', 'buffers'],
+    results.map(([title, m]) => [title, m.medianMs.toFixed(2), String(m.buffers)]),
+  );
+  const exported = await exportInChild(workspaceId, channelId);
+  console.log(
+    `\nexport of ${exported.rows.toLocaleString('en')} events (CSV, one channel): ${exported.seconds.toFixed(2)} s, ` +
+      `${Math.round(exported.rows / exported.seconds).toLocaleString('en')} rows/s, ` +
+      `${(exported.bytes / 1e6).toFixed(1)} MB written, peak RSS of the exporting process ${(exported.maxRssKb / 1024).toFixed(0)} MB ` +
+      `(goal: ≥ 20,000 rows/s, ≤ 100 MB)`,
+  );
+}
+
+/** Runs bench/lib/export-run.ts on the scratch database and reads its one line of JSON. */
+async function exportInChild(workspaceId: string, channelId: string) {
+  const { execFile } = await import('node:child_process');
+  const output = await new Promise<string>((resolve, reject) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'bench/lib/export-run.ts'],
+      {
+        env: {
+          ...process.env,
+          EXPORT_DATABASE_URL: scratchUrl.toString(),
+          EXPORT_WORKSPACE: workspaceId,
+          EXPORT_CHANNEL: channelId,
+        },
+      },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    ),
+  );
+  const result = JSON.parse(output.trim().split('\n').pop() as string) as {
+    rows: number;
+    bytes: number;
+    seconds: number;
+    maxRssKb: number;
+  };
+  if (result.rows !== EXPORT_ROWS) throw new Error(`exported ${result.rows}, not ${EXPORT_ROWS}`);
+  return result;
 }
 
 /** Deletes the oldest ten days with the service's own retention, timing every batch. */

@@ -14,7 +14,9 @@ const result = await madge(SRC, {
 });
 
 const files = result.obj();
-const unresolved = result.warnings().skipped;
+// A package's subpath export (`@electric-sql/pglite/contrib/pg_trgm`) is beyond madge's
+// resolver; only the project's own imports can form the cycles checked here.
+const unresolved = result.warnings().skipped.filter((name) => name.startsWith('.'));
 const partOf = (file: string) => (file.includes('/') ? `${file.split('/')[0]}/` : file);
 
 const parts = new Map<string, Set<string>>();

@@ -13,6 +13,8 @@ import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
 import { DeliveriesService } from './deliveries/deliveries-service.js';
 import type { DeliveryWorker } from './deliveries/delivery-worker.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
+import { EventsFeed } from './events/events-feed.js';
+import { EventsReplay } from './events/events-replay.js';
 import { EventsService } from './events/events-service.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
@@ -62,6 +64,10 @@ export class AppContext {
   private readonly waits: EventWaits;
   /** Tokens and events per day or channel (the API and the panel's Workspace page). */
   readonly usage: UsageService;
+  /** Replaying finished events, one or a filter's worth. */
+  readonly eventsReplay: EventsReplay;
+  /** The live tail of Brain Logs (Server-Sent Events), across instances. */
+  readonly eventsFeed: EventsFeed;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -98,6 +104,8 @@ export class AppContext {
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
     this.usage = new UsageService(db);
+    this.eventsReplay = new EventsReplay(db, this.events, this.workspaces);
+    this.eventsFeed = new EventsFeed(db, log);
     this.admins = new AdminsService(db);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
@@ -161,6 +169,7 @@ export class AppContext {
     }
     await step('held answers', () => this.waits.stop());
     await step('channel change listener', () => this.ingest.stop());
+    await step('live tails', () => this.eventsFeed.stop());
     if (this.redis?.isOpen) await step('redis', () => this.redis?.quit() ?? Promise.resolve());
     if (this.ownsDatabase) await step('database', () => this.db.close());
   }

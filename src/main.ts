@@ -43,6 +43,8 @@ async function main(): Promise<void> {
     const { step } = startShutdownDeadline(ctx.log, config.shutdownTimeoutMs);
     // Held answers (`?wait=N`) would keep their requests open past the grace period.
     ctx.answers.cutWaitsShort();
+    // Live tails (Server-Sent Events) stay open until ended; clients reconnect elsewhere.
+    ctx.eventsFeed.endStreams();
     await step('requests in flight', () =>
       stopAccepting(server, shutdownBudget(config.shutdownTimeoutMs).drainMs),
     );

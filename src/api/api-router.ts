@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
+import type { EventsFeed } from '../events/events-feed.js';
+import type { EventsReplay } from '../events/events-replay.js';
 import type { EventsService } from '../events/events-service.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
@@ -23,6 +25,8 @@ export interface ApiServices {
   events: EventsService;
   deliveries: DeliveriesService;
   usage: UsageService;
+  eventsReplay: EventsReplay;
+  eventsFeed: EventsFeed;
 }
 
 /**
@@ -38,7 +42,13 @@ export function apiRouter(services: ApiServices): Router {
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
   router.use(deliveriesRoutes(services.deliveries));
-  router.use(eventsRoutes(services.events));
+  router.use(
+    eventsRoutes({
+      events: services.events,
+      replay: services.eventsReplay,
+      feed: services.eventsFeed,
+    }),
+  );
   router.use(usageRoutes(services.usage));
   router.use(() => {
     throw notFound('This API path');

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, types } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Database, Transaction } from './database.js';
 
 /**
@@ -11,6 +12,8 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
   const db = await PGlite.create({
     dataDir,
     parsers: { [types.INT8]: (value: string) => value },
+    // Brain Logs free-text search indexes trigrams (migration 0010).
+    extensions: { pg_trgm },
   });
 
   const run = async <Row>(

@@ -6,7 +6,8 @@
  *             pending (a retry after a passing failure, or given back at shutdown)
  *             processing (taken over by another worker when the lease ran out)
  *
- * and `rejected` for refused requests, which never enter the queue. The database's CHECK
+ * and `rejected` for refused requests, which never enter the queue. An admin's replay puts a
+ * finished event back to `pending` (REPLAY_FROM), outside the queue statements. The database's CHECK
  * constraint, the queue statements (`src/worker/queue-*.ts`) and every filter are held to this
  * list by test/events/event-states.test.ts.
  */
@@ -24,9 +25,12 @@ export type EventStatus = (typeof EVENT_STATUSES)[number];
 export const UNFINISHED_STATUSES = ['pending', 'processing'] as const;
 export type UnfinishedStatus = (typeof UNFINISHED_STATUSES)[number];
 
-/** Done for good: nothing will change them (retention may delete them). */
+/** Done: the queue will not change them (retention may delete them; a replay asks again). */
 export const FINISHED_STATUSES = ['replied', 'skipped', 'failed', 'rejected'] as const;
 export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
+
+/** What a replay (POST /api/v1/events/{id}/replay) takes back to `pending`. */
+export const REPLAY_FROM = FINISHED_STATUSES;
 
 /** How the worker can end an event. */
 export const REPLY_OUTCOMES = ['replied', 'skipped', 'failed'] as const;

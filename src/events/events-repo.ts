@@ -2,6 +2,7 @@ import type { TokenUsage } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
 import { FINISHED_STATUSES, sqlStatusList } from './event-states.js';
+import { eventsWhere, type EventConditions } from './events-where.js';
 
 export interface EventRow {
   id: string;
@@ -27,6 +28,10 @@ export interface EventRow {
   latency_ms: number | null;
   thread_key: string | null;
   missing: string[] | null;
+  /** Earlier outcomes of a replayed event, oldest first. */
+  history: unknown[];
+  /** Its place in the live tail (Last-Event-ID). */
+  change_seq: string;
 }
 
 /** An event whose long texts are cut to their first characters, with their full sizes in bytes. */
@@ -37,7 +42,7 @@ export interface EventPreviewRow extends EventRow {
 
 const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing,
+  model, usage, latency_ms, thread_key, missing, history, change_seq,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 /**
@@ -47,20 +52,12 @@ const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payl
 const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing,
+  model, usage, latency_ms, thread_key, missing, history, change_seq,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
-export interface EventQuery {
-  workspaceId: string;
-  channelId?: string;
-  threadKey?: string;
-  status?: string;
-  /** Inclusive, ISO 8601. */
-  from?: string;
-  /** Exclusive, ISO 8601. */
-  to?: string;
+export interface EventQuery extends EventConditions {
   /** Only events after this one in the listing order (older, or as old with a smaller id). */
   after?: EventCursor;
   limit: number;
@@ -85,12 +82,7 @@ export interface EventSize {
 export async function listEventSizes(db: Queryable, query: EventQuery): Promise<EventSize[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const where = [`workspace_id = ${param(query.workspaceId)}`];
-  if (query.channelId !== undefined) where.push(`channel_id = ${param(query.channelId)}`);
-  if (query.threadKey !== undefined) where.push(`thread_key = ${param(query.threadKey)}`);
-  if (query.status !== undefined) where.push(`status = ${param(query.status)}`);
-  if (query.from !== undefined) where.push(`received_at >= ${param(query.from)}::timestamptz`);
-  if (query.to !== undefined) where.push(`received_at < ${param(query.to)}::timestamptz`);
+  const where = eventsWhere(query, param);
   if (query.after !== undefined) {
     where.push(
       `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,
@@ -106,6 +98,73 @@ export async function listEventSizes(db: Queryable, query: EventQuery): Promise<
     params,
   );
   return rows;
+}
+
+/** Whole events of a listing, newest first (see listEventSizes for the order and conditions). */
+export async function listEvents(db: Queryable, query: EventQuery): Promise<EventRow[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = eventsWhere(query, param);
+  if (query.after !== undefined) {
+    where.push(
+      `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,
+    );
+  }
+  const { rows } = await db.query<EventRow>(
+    `select ${COLUMNS} from events
+     where ${where.join(' and ')}
+     order by received_at desc, id desc
+     limit ${param(query.limit)}`,
+    params,
+  );
+  return rows;
+}
+
+/** How many events match, counting no further than `cap` (so a count of millions stays cheap). */
+export async function countEvents(
+  db: Queryable,
+  conditions: EventConditions,
+  cap: number,
+): Promise<number> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = eventsWhere(conditions, param);
+  const { rows } = await db.query<{ count: number }>(
+    `select count(*)::integer as count from (
+       select 1 from events where ${where.join(' and ')} limit ${param(cap)}
+     ) matching`,
+    params,
+  );
+  return rows[0]?.count ?? 0;
+}
+
+/** Events of the filter changed (stored, or given a new status) after `afterSeq`, oldest change first. */
+export async function listChanges(
+  db: Queryable,
+  conditions: EventConditions,
+  afterSeq: string,
+  limit: number,
+): Promise<EventRow[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = eventsWhere(conditions, param);
+  const { rows } = await db.query<EventRow>(
+    `select ${COLUMNS} from events
+     where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint
+     order by change_seq
+     limit ${param(limit)}`,
+    params,
+  );
+  return rows;
+}
+
+/** The newest change number of a workspace: a live tail without Last-Event-ID starts after it. */
+export async function lastChangeSeq(db: Queryable, workspaceId: string): Promise<string> {
+  const { rows } = await db.query<{ seq: string | null }>(
+    `select max(change_seq) as seq from events where workspace_id = $1`,
+    [workspaceId],
+  );
+  return rows[0]?.seq ?? '0';
 }
 
 /** The events with these ids in one workspace, newest first. */

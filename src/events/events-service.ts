@@ -4,6 +4,10 @@ import { AppError, notFound } from '../errors.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
 import { ROW_ID } from '../secrets.js';
+import { countMatching, scanEvents } from './events-scan.js';
+import { channelDays, eventVolume, type ChannelDay, type Volume } from './events-volume.js';
+import type { EventConditions } from './events-where.js';
+import type { PayloadCondition } from './payload-filter.js';
 
 import type { EventStatus } from './event-states.js';
 
@@ -40,6 +44,8 @@ export interface EventJson {
   thread_key: string | null;
   /** Placeholders of the template and system prompt that were absent or null in the payload. */
   missing: string[];
+  /** Earlier outcomes, oldest first, kept when the event was replayed. */
+  history: unknown[];
 }
 
 /** An event's reply delivery as the API shows it (see src/deliveries/). */
@@ -63,6 +69,10 @@ export interface EventFilter {
   from?: Date;
   /** Exclusive bound on received_at. */
   to?: Date;
+  /** Case-insensitive text in the payload, prompt, reply or error. */
+  q?: string;
+  /** `payload.<path>=<value>` conditions, all of which must hold. */
+  payload?: PayloadCondition[];
   /** 1–500; 50 when not given. */
   limit?: number;
   /** The `next_cursor` of the previous page. */
@@ -91,7 +101,7 @@ export const PAGE_BYTES = 8 * 1024 * 1024;
 /** The log of received events (Brain Logs), one workspace at a time; used by the API and the panel. */
 export class EventsService {
   constructor(
-    private readonly db: Queryable,
+    readonly db: Queryable,
     private readonly deliveries: DeliveryLookup = async () => new Map(),
   ) {}
 
@@ -101,6 +111,7 @@ export class EventsService {
    * @throws AppError 400 `invalid_cursor` for a cursor this service did not give out.
    */
   async list(workspaceId: string, filter: EventFilter = {}): Promise<EventPage> {
+    if (filter.payload?.length) return this.scanPage(workspaceId, filter);
     const sizes = await this.sizes(workspaceId, filter);
     if (!sizes) return { data: [], next_cursor: null };
     const { listed, more } = sizes;
@@ -141,6 +152,21 @@ export class EventsService {
     filter: EventFilter,
     chars: number,
   ): Promise<EventPage<EventPreview>> {
+    if (filter.payload?.length) {
+      // Payload conditions are decided by the template engine on whole rows (events-scan.ts).
+      const page = await this.scanPage(workspaceId, filter);
+      const cutTo = (text: string | null) => (text === null ? null : text.slice(0, chars));
+      return {
+        next_cursor: page.next_cursor,
+        data: page.data.map((event) => ({
+          ...event,
+          payload: event.payload.slice(0, chars),
+          prompt: cutTo(event.prompt),
+          reply: cutTo(event.reply),
+          cut: [event.payload, event.prompt, event.reply].some((t) => (t?.length ?? 0) > chars),
+        })),
+      };
+    }
     const sizes = await this.sizes(workspaceId, filter);
     if (!sizes) return { data: [], next_cursor: null };
     const ids = sizes.listed.map((event) => event.id);
@@ -175,6 +201,75 @@ export class EventsService {
       MAX_PAGE_SIZE,
     );
     const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const conditions = this.conditions(workspaceId, filter);
+    // A channel id that cannot exist matches nothing, like an unknown one.
+    if (conditions.channelId === '0') return undefined;
+    const listed = await repo.listEventSizes(this.db, {
+      ...conditions,
+      after,
+      // One more than asked tells whether another page exists.
+      limit: limit + 1,
+    });
+    return { listed: listed.slice(0, limit), more: listed.length > limit };
+  }
+
+  /**
+   * A page of a filter with payload conditions, which the template engine decides on whole rows:
+   * read in batches, kept to PAGE_BYTES of JSON like every page.
+   */
+  private async scanPage(workspaceId: string, filter: EventFilter): Promise<EventPage> {
+    const limit = Math.min(
+      Math.max(Math.trunc(filter.limit ?? DEFAULT_PAGE_SIZE), 1),
+      MAX_PAGE_SIZE,
+    );
+    const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+    const conditions = this.conditions(workspaceId, filter);
+    const rows: repo.EventRow[] = [];
+    let bytes = 0;
+    let more = false;
+    for await (const row of scanEvents(this.db, conditions, { after, batchSize: limit + 1 })) {
+      const size =
+        Buffer.byteLength(row.payload) + (row.prompt?.length ?? 0) + (row.reply?.length ?? 0);
+      if (rows.length >= limit || (rows.length > 0 && bytes + size > PAGE_BYTES)) {
+        more = true;
+        break;
+      }
+      rows.push(row);
+      bytes += size;
+    }
+    return {
+      data: await this.present(rows),
+      next_cursor: cursorAfter(rows[rows.length - 1], more),
+    };
+  }
+
+  /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */
+  async present(rows: repo.EventRow[]): Promise<EventJson[]> {
+    const deliveries = await this.deliveries(rows.map((row) => row.id));
+    return rows.map((row) => toEventJson(row, deliveries.get(row.id)));
+  }
+
+  /** How many events match the filter, counted up to `cap` (Brain Logs shows "10,000+" beyond). */
+  async count(workspaceId: string, filter: EventFilter, cap: number): Promise<number> {
+    return countMatching(this.db, this.conditions(workspaceId, filter), cap);
+  }
+
+  /** Events per hour or day and status over [from, to) for the filter (its own from/to aside). */
+  volume(workspaceId: string, filter: EventFilter, from: Date, to: Date): Promise<Volume> {
+    const { from: _from, to: _to, ...rest } = this.conditions(workspaceId, filter);
+    return eventVolume(this.db, rest, from, to);
+  }
+
+  /** Each channel's last 24 hours, by channel id. */
+  channelDays(workspaceId: string): Promise<Map<string, ChannelDay>> {
+    return channelDays(this.db, workspaceId);
+  }
+
+  /**
+   * The filter as repo conditions.
+   * @throws AppError 400 for times PostgreSQL cannot hold.
+   */
+  conditions(workspaceId: string, filter: EventFilter): EventConditions {
     for (const [name, date] of [
       ['from', filter.from],
       ['to', filter.to],
@@ -188,20 +283,18 @@ export class EventsService {
         );
       }
     }
-    // A channel id that cannot exist matches nothing, like an unknown one.
-    if (filter.channelId !== undefined && !ROW_ID.test(filter.channelId)) return undefined;
-    const listed = await repo.listEventSizes(this.db, {
+    return {
       workspaceId,
-      channelId: filter.channelId,
-      threadKey: filter.threadKey,
+      // A channel id that cannot exist matches nothing, like an unknown one (ids start at 1).
+      channelId:
+        filter.channelId !== undefined && !ROW_ID.test(filter.channelId) ? '0' : filter.channelId,
       status: filter.status,
       from: filter.from?.toISOString(),
       to: filter.to?.toISOString(),
-      after,
-      // One more than asked tells whether another page exists.
-      limit: limit + 1,
-    });
-    return { listed: listed.slice(0, limit), more: listed.length > limit };
+      q: filter.q,
+      payload: filter.payload,
+      threadKey: filter.threadKey,
+    };
   }
 
   /** @throws AppError 404 when the event does not exist in this workspace. */
@@ -231,7 +324,7 @@ export function isStorableTime(date: Date): boolean {
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
 
-function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): EventJson {
+export function toEventJson(row: repo.EventRow, delivery?: EventDelivery): EventJson {
   return {
     id: row.id,
     channel_id: row.channel_id,
@@ -253,6 +346,7 @@ function toEventJson(row: repo.EventRow, delivery: EventDelivery | undefined): E
     latency_ms: row.latency_ms,
     thread_key: row.thread_key,
     missing: row.missing ?? [],
+    history: row.history,
   };
 }
 

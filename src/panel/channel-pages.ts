@@ -23,7 +23,12 @@ export function channelPages(ctx: PanelServices): Router {
 
   router.get('/', async (_req, res) => {
     const ws = workspaceId(res);
-    const [channels, stats] = await Promise.all([ctx.channels.list(ws), ctx.channels.activity(ws)]);
+    const [channels, stats, days] = await Promise.all([
+      ctx.channels.list(ws),
+      ctx.channels.activity(ws),
+      ctx.events.channelDays(ws),
+    ]);
+    const quiet = { hourly: Array.from({ length: 24 }, () => 0), total: 0, rejected: 0, failed: 0 };
     // "Events today" counts from midnight UTC; its link opens Brain Logs from the same instant.
     const now = new Date();
     const midnight = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
@@ -33,6 +38,7 @@ export function channelPages(ctx: PanelServices): Router {
       channels: channels.map((channel) => ({
         ...channel,
         stats: stats.get(channel.id) ?? { eventsToday: 0, missingToday: 0, lastEventAt: null },
+        day: days.get(channel.id) ?? quiet,
       })),
     });
   });
@@ -66,7 +72,19 @@ export function channelPages(ctx: PanelServices): Router {
   });
 
   router.get('/:id', async (req, res) => {
-    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    // "Use as the editor's sample payload" on an event page of Brain Logs.
+    const sampleEvent = req.query.sample_event;
+    if (typeof sampleEvent === 'string') {
+      const event = await ctx.events.get(ws, sampleEvent);
+      return editor.show(
+        res,
+        channel,
+        { name: channel.name, template: channel.template, sample: event.payload },
+        { previewNote: `The sample is the payload of event #${event.id}.` },
+      );
+    }
     await editor.show(res, channel, { name: channel.name, template: channel.template });
   });
 

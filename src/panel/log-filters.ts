@@ -1,9 +1,12 @@
 import { isEventStatus } from '../events/event-states.js';
 import type { EventFilter } from '../events/events-service.js';
 import { dateTimeLocalValue } from './format.js';
+import { parseLogSearch } from './log-search.js';
 
 /** The Brain Logs filter as the page shows it: every value is the text of its form field. */
 export interface LogFilterForm {
+  /** The search box: `order.status = paid`, free text, or both. */
+  search: string;
   channel: string;
   /** A thread key: the events of one thread (linked from an event of it). */
   thread: string;
@@ -42,6 +45,7 @@ export interface ParsedLogFilter {
  */
 export function parseLogFilter(query: Record<string, unknown>, now = new Date()): ParsedLogFilter {
   const form: LogFilterForm = {
+    search: text(query.search),
     channel: text(query.channel),
     thread: text(query.thread),
     status: text(query.status),
@@ -59,6 +63,11 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
   }
   if (form.channel) filter.channelId = form.channel;
   if (form.thread) filter.threadKey = form.thread;
+  if (form.search) {
+    const search = parseLogSearch(form.search);
+    if (search.q) filter.q = search.q.slice(0, 500);
+    if (search.payload.length) filter.payload = search.payload.slice(0, 20);
+  }
   if (form.status) {
     if (isEventStatus(form.status)) filter.status = form.status;
     else problems.push(`There is no status “${form.status}”; showing every status.`);

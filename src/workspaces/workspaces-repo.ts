@@ -74,3 +74,19 @@ export async function updateWorkspace(
   );
   return rows[0];
 }
+
+/**
+ * Uses `chats` of the workspace's quota this month, or none when fewer are left; says which.
+ * One statement: the row lock it takes orders it with the receiver's, so nothing is spent twice.
+ */
+export async function takeChats(db: Queryable, id: string, chats: number): Promise<boolean> {
+  const used = `(case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end)`;
+  const { rowCount } = await db.query(
+    `update workspaces set
+       chats_used = ${used} + $2,
+       quota_period_start = ${CURRENT_MONTH_START}
+     where id = $1 and chat_quota - ${used} >= $2`,
+    [id, chats],
+  );
+  return rowCount === 1;
+}

@@ -1,4 +1,4 @@
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { notFound } from '../errors.js';
 import * as repo from './workspaces-repo.js';
 import type { WorkspacePatch } from './workspaces-schemas.js';
@@ -42,6 +42,14 @@ export class WorkspacesService {
 
   async create(name: string, chatQuota: number): Promise<Workspace> {
     return toWorkspace(await repo.insertWorkspace(this.db, name, chatQuota));
+  }
+
+  /**
+   * Uses `chats` of this month's quota (on `db`, e.g. the caller's transaction), or none.
+   * @returns false when fewer than `chats` are left.
+   */
+  async takeChats(id: string, chats: number, db: Queryable = this.db): Promise<boolean> {
+    return chats === 0 || repo.takeChats(db, id, chats);
   }
 
   async ensureDefault(chatQuota: number): Promise<Workspace> {

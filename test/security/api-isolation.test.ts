@@ -134,6 +134,35 @@ const ROUTES: RouteCase[] = [
       expect(ids).not.toContain(victim.channelId);
     },
   },
+  {
+    method: 'post',
+    route: '/api/v1/events/{id}/replay',
+    path: (v) => `/events/${v.eventId}/replay`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/events/replay',
+    path: () => '/events/replay',
+    body: { q: 'payload', dry_run: false },
+    status: 200,
+    // The caller's own event is replayed (if its quota allows); the victim's state is checked.
+    check: (body) => expect(body).toHaveProperty('count'),
+  },
+  {
+    method: 'get',
+    route: '/api/v1/events/export',
+    path: (v) => `/events/export?format=jsonl&channel_id=${v.channelId}`,
+    status: 200,
+  },
+  {
+    // The stream stays open, so here only its refusal of a bad filter is asked; what it sends
+    // is held to the caller's workspace in test/events/events-stream.test.ts.
+    method: 'get',
+    route: '/api/v1/events/stream',
+    path: (v) => `/events/stream?channel_id=${v.channelId}&status=unknown`,
+    status: 400,
+  },
 ];
 
 let app: TestApp;

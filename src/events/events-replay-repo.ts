@@ -1,0 +1,51 @@
+import type { Queryable } from '../db/database.js';
+
+const ISO_MS = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
+/** The event's status and body, its row locked until the transaction ends. */
+export async function lockEvent(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<{ status: string; payload: string } | undefined> {
+  const { rows } = await db.query<{ status: string; payload: string }>(
+    `select status, payload from events where workspace_id = $1 and id = $2 for update`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
+/**
+ * Puts finished events back in the queue as if just received: the worker renders them again
+ * with the channel's template as it is now. The outcome they had is appended to `history`.
+ * The status is checked again on the locked rows, so an event a concurrent replay already
+ * took is left alone; returns the ids replayed.
+ */
+export async function requeueEvents(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+  finished: readonly string[],
+): Promise<string[]> {
+  const { rows } = await db.query<{ id: string }>(
+    `update events set
+       history = history || jsonb_build_array(jsonb_build_object(
+         'status', status,
+         'prompt', prompt,
+         'reply', reply,
+         'error', error,
+         'attempts', attempts,
+         'completed_at', to_char(completed_at at time zone 'UTC', ${ISO_MS}),
+         'model', model,
+         'usage', usage,
+         'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS}))),
+       status = 'pending',
+       prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
+       model = null, usage = null,
+       run_at = now(), locked_by = null, locked_until = null
+     where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
+     returning id`,
+    [workspaceId, ids, finished],
+  );
+  return rows.map((row) => row.id);
+}

@@ -1,0 +1,60 @@
+import type { Channel } from '../channels/channels-service.js';
+import type { EventJson } from '../events/events-service.js';
+import { refusal } from './format.js';
+import { prettyPayload } from './pretty-json.js';
+
+/** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
+export const LIST_TEXT_LIMIT = 20_000;
+const EXCERPT_LENGTH = 160;
+
+export interface EventView extends EventJson {
+  channelName: string;
+  /** False for a deleted channel: its events stay, its page is gone. */
+  channelExists: boolean;
+  /** The start of the payload on one line, to scan the list without opening events. */
+  excerpt: string;
+  payloadText: string;
+  payloadIsJson: boolean;
+  /** Size of the body as received, in bytes. */
+  payloadBytes: number;
+  /** Why a refused request was refused, in words, for the collapsed row. */
+  reason: string | null;
+  /** Some text was cut for the list; the full event is at /logs/:id. */
+  cut: boolean;
+  /** The payload's size in bytes, as stored. */
+  sizeBytes: number;
+  /** The request headers by name, sorted for reading. */
+  headerList: [string, string][];
+}
+
+export function eventView(
+  event: EventJson,
+  channels: Map<string, Channel>,
+  limit: number,
+): EventView {
+  const channelName =
+    channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
+  const tooLong = (text: string | null) => text !== null && text.length > limit;
+  const cut = tooLong(event.payload) || tooLong(event.prompt) || tooLong(event.reply);
+  const shorten = (text: string | null) =>
+    text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
+  // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
+  const payload = tooLong(event.payload)
+    ? { text: shorten(event.payload) as string, isJson: false }
+    : prettyPayload(event.payload);
+  return {
+    ...event,
+    prompt: shorten(event.prompt),
+    reply: shorten(event.reply),
+    channelName,
+    channelExists: channels.has(event.channel_id),
+    excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
+    payloadText: payload.text,
+    payloadIsJson: payload.isJson,
+    payloadBytes: Buffer.byteLength(event.payload, 'utf8'),
+    reason: event.status === 'rejected' ? refusal(event.error) : null,
+    cut,
+    sizeBytes: Buffer.byteLength(event.payload, 'utf8'),
+    headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
+  };
+}
