@@ -38,6 +38,8 @@ export interface EventRow {
 export interface EventPreviewRow extends EventRow {
   prompt_bytes: number | null;
   reply_bytes: number | null;
+  /** The size of the payload's start as returned, in bytes (payload_bytes is the whole one's). */
+  preview_bytes: number;
 }
 
 const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
@@ -54,7 +56,7 @@ const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
   model, usage, latency_ms, thread_key, missing, history, change_seq,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
-  octet_length(reply) as reply_bytes,
+  octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 export interface EventQuery extends EventConditions {

@@ -82,6 +82,8 @@ export interface EventFilter {
 /** An event of a Brain Logs page: long texts cut to their start (`cut` says so). */
 export interface EventPreview extends EventJson {
   cut: boolean;
+  /** The whole payload's size in bytes, as stored (the preview's own may be much smaller). */
+  payload_bytes: number;
 }
 
 export interface EventPage<Event = EventJson> {
@@ -160,6 +162,7 @@ export class EventsService {
         next_cursor: page.next_cursor,
         data: page.data.map((event) => ({
           ...event,
+          payload_bytes: Buffer.byteLength(event.payload),
           payload: event.payload.slice(0, chars),
           prompt: cutTo(event.prompt),
           reply: cutTo(event.reply),
@@ -176,12 +179,16 @@ export class EventsService {
       text !== null && Buffer.byteLength(text) < (bytes ?? 0);
     return {
       data: rows.map((row) => {
-        const event = toEventJson(row, deliveries.get(row.id));
+        // The byte-order mark is judged on the start returned, not on the whole payload's size.
+        const event = toEventJson(
+          { ...row, payload_bytes: row.preview_bytes },
+          deliveries.get(row.id),
+        );
         const cut =
           cutShort(event.payload, row.payload_bytes) ||
           cutShort(row.prompt, row.prompt_bytes) ||
           cutShort(row.reply, row.reply_bytes);
-        return { ...event, cut };
+        return { ...event, cut, payload_bytes: Number(row.payload_bytes) };
       }),
       next_cursor: cursorAfter(rows[rows.length - 1], sizes.more),
     };

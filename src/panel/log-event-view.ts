@@ -1,5 +1,5 @@
 import type { Channel } from '../channels/channels-service.js';
-import type { EventJson } from '../events/events-service.js';
+import type { EventJson, EventPreview } from '../events/events-service.js';
 import { refusal } from './format.js';
 import { prettyPayload } from './pretty-json.js';
 
@@ -15,20 +15,18 @@ export interface EventView extends EventJson {
   excerpt: string;
   payloadText: string;
   payloadIsJson: boolean;
-  /** Size of the body as received, in bytes. */
-  payloadBytes: number;
   /** Why a refused request was refused, in words, for the collapsed row. */
   reason: string | null;
   /** Some text was cut for the list; the full event is at /logs/:id. */
   cut: boolean;
-  /** The payload's size in bytes, as stored. */
+  /** The whole payload's size in bytes, as stored: for a preview too, not the preview's. */
   sizeBytes: number;
   /** The request headers by name, sorted for reading. */
   headerList: [string, string][];
 }
 
 export function eventView(
-  event: EventJson,
+  event: EventJson | EventPreview,
   channels: Map<string, Channel>,
   limit: number,
 ): EventView {
@@ -51,10 +49,10 @@ export function eventView(
     excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
     payloadText: payload.text,
     payloadIsJson: payload.isJson,
-    payloadBytes: Buffer.byteLength(event.payload, 'utf8'),
     reason: event.status === 'rejected' ? refusal(event.error) : null,
     cut,
-    sizeBytes: Buffer.byteLength(event.payload, 'utf8'),
+    sizeBytes:
+      'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
     headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
   };
 }

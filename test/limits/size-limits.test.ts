@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_BYTES } from '../../src/events/events-service.js';
-import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { byteSize } from '../../src/panel/format.js';
+import { LIST_TEXT_LIMIT } from '../../src/panel/log-event-view.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -130,5 +132,69 @@ describe('big pages', () => {
     expect(res.text).toContain('Show the whole event');
     const one = await client.page(`/logs/${ids[0]?.[1]}`).expect(200);
     expect(one.text.length).toBeGreaterThan(PAYLOAD_BYTES);
+  });
+});
+
+describe('Brain Logs list previews of long payloads', () => {
+  let admin: PanelClient;
+  let listed: ChannelJson;
+
+  /** Stores a payload as it is, straight in the database (bytes the receiver would keep). */
+  async function store(payload: string): Promise<string> {
+    const { rows } = await app.ctx.db.query<{ id: string }>(
+      `insert into events (workspace_id, channel_id, status, payload)
+       select workspace_id, id, 'pending', $2 from channels where id = $1 returning id`,
+      [listed.id, payload],
+    );
+    return rows[0]?.id as string;
+  }
+
+  /** The size and the payload block the list shows for one event. */
+  async function rowOf(id: string, search = '') {
+    const html = (
+      await admin
+        .page(`/logs?channel=${listed.id}${search ? `&search=${encodeURIComponent(search)}` : ''}`)
+        .expect(200)
+    ).text;
+    const row = html.slice(html.indexOf(`id="event-${id}"`));
+    return {
+      size: /<span class="event-size">Size ([^<]+)<\/span>/.exec(row)?.[1],
+      payload: unescapeHtml(/<pre class="event-payload"[^>]*>([^<]*)<\/pre>/.exec(row)?.[1] ?? ''),
+    };
+  }
+
+  beforeAll(async () => {
+    admin = new PanelClient(app);
+    await admin.signIn();
+    listed = await driver.createChannel({ name: 'Previews' });
+  });
+
+  it('shows the whole payload’s size, not the preview’s, with or without a payload search', async () => {
+    const payload = `{"order":{"status":"paid"},"pad":"${'é'.repeat(30_000)}"}`;
+    const id = await store(payload);
+    const whole = byteSize(Buffer.byteLength(payload));
+    expect(whole).toBe('58.6 KB');
+    const plain = await rowOf(id);
+    expect(plain.payload.length).toBe(LIST_TEXT_LIMIT + 1); // cut, with its "…"
+    expect(plain.size).toBe(whole);
+    // A payload search reads whole rows, then cuts them: the same size.
+    expect((await rowOf(id, 'order.status = paid')).size).toBe(whole);
+    const page = await admin.page(`/logs/${id}`).expect(200);
+    expect(page.text).toContain(
+      `<dt>Size</dt><dd>${Buffer.byteLength(payload).toLocaleString('en')} bytes</dd>`,
+    );
+  });
+
+  it('gives a preview a byte-order mark only when its payload starts with one', async () => {
+    // 20,004 bytes: the preview (20,001 characters) is exactly three bytes shorter.
+    const plain = `{"pad":"${'x'.repeat(LIST_TEXT_LIMIT + 4 - 10)}"}`;
+    expect(Buffer.byteLength(plain)).toBe(LIST_TEXT_LIMIT + 4);
+    const marked = `\uFEFF${plain}`;
+    const plainRow = await rowOf(await store(plain));
+    expect(plainRow.payload.startsWith('{"pad"')).toBe(true);
+    expect(plainRow.size).toBe(byteSize(LIST_TEXT_LIMIT + 4));
+    const markedRow = await rowOf(await store(marked));
+    expect(markedRow.payload.startsWith('\uFEFF{"pad"')).toBe(true);
+    expect(markedRow.size).toBe(byteSize(LIST_TEXT_LIMIT + 7));
   });
 });
