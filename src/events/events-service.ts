@@ -5,6 +5,7 @@ import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
 import { ROW_ID } from '../secrets.js';
 import { countMatching, scanEvents } from './events-scan.js';
+import { eventThread, type ThreadAround } from './events-thread.js';
 import { channelDays, eventVolume, type ChannelDay, type Volume } from './events-volume.js';
 import type { EventConditions } from './events-where.js';
 import type { PayloadCondition } from './payload-filter.js';
@@ -302,6 +303,14 @@ export class EventsService {
       payload: filter.payload,
       threadKey: filter.threadKey,
     };
+  }
+
+  /** The events of `event`'s thread nearest to it, itself included (see events-thread.ts). */
+  thread(
+    workspaceId: string,
+    event: Pick<EventJson, 'id' | 'channel_id' | 'thread_key'>,
+  ): Promise<ThreadAround | undefined> {
+    return eventThread(this.db, workspaceId, event);
   }
 
   /** @throws AppError 404 when the event does not exist in this workspace. */

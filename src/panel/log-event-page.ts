@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { UNFINISHED_STATUSES } from '../events/event-states.js';
 import type { PanelServices } from './panel-services.js';
-import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
+import { eventView, LIST_TEXT_LIMIT, threadView } from './log-event-view.js';
 import { workspaceId } from './panel-auth.js';
 import { pathId } from './forms.js';
 
@@ -31,7 +31,10 @@ export function eventPage(ctx: PanelServices): Router {
       extra.headers && typeof extra.headers === 'object'
         ? Object.entries(extra.headers as Record<string, string>)
         : [];
-    const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
+    const [deliveryAttempts, thread] = await Promise.all([
+      event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
+      ctx.events.thread(workspaceId(res), event),
+    ]);
     res.render('logs/show', {
       title: `Event #${event.id}`,
       event,
@@ -42,6 +45,7 @@ export function eventPage(ctx: PanelServices): Router {
       senderIp: typeof extra.sender_ip === 'string' ? extra.sender_ip : null,
       missing: Array.isArray(extra.missing) ? (extra.missing as string[]) : null,
       threadKey: typeof extra.thread_key === 'string' ? extra.thread_key : null,
+      thread: thread && threadView(thread, event.id),
       model: typeof extra.model === 'string' ? extra.model : null,
       history: event.history as Record<string, unknown>[],
       replayable: !(UNFINISHED_STATUSES as readonly string[]).includes(event.status),

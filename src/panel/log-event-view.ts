@@ -1,5 +1,6 @@
 import type { Channel } from '../channels/channels-service.js';
 import type { EventJson, EventPreview } from '../events/events-service.js';
+import type { ThreadAround, ThreadEvent } from '../events/events-thread.js';
 import { refusal } from './format.js';
 import { prettyPayload } from './pretty-json.js';
 
@@ -54,5 +55,35 @@ export function eventView(
     sizeBytes:
       'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
     headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
+  };
+}
+
+/** An event of the thread section of the event page. */
+export interface ThreadItemView extends ThreadEvent {
+  /** The event whose page this is. */
+  current: boolean;
+  /** The reply (or else the error) on one line, as far as it was read. */
+  preview: string;
+  /** The preview is the error, not a reply. */
+  previewIsError: boolean;
+}
+
+/** The thread section: its events as shown, and whether the thread goes on either side. */
+export interface ThreadSectionView extends ThreadAround {
+  events: ThreadItemView[];
+}
+
+export function threadView(thread: ThreadAround, currentId: string): ThreadSectionView {
+  return {
+    ...thread,
+    events: thread.events.map((item) => {
+      const text = item.reply ?? item.error ?? '';
+      return {
+        ...item,
+        current: item.id === currentId,
+        preview: text.replace(/\s+/g, ' ').trim(),
+        previewIsError: item.reply === null && item.error !== null,
+      };
+    }),
   };
 }

@@ -179,6 +179,43 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     await phone.close();
   });
 
+  it('shows the event’s thread on its page, the event marked, each one a link', async () => {
+    const support = await driver.createChannel({
+      name: 'Support',
+      template: 'Customer says {{text}}',
+      ai: { thread_key: '{{customer}}' },
+    });
+    const ids: string[] = [];
+    for (const text of ['first question', 'second question', 'third question']) {
+      const res = await driver.sendEvent(support.webhook_url, { customer: 'ada', text });
+      ids.push(res.body.event_id as string);
+    }
+    const worker = createWorker(app.ctx);
+    while ((await worker.runOnce()) > 0);
+
+    await page.goto(`/logs/${ids[1]}`);
+    const rows = page.locator('#thread .thread-event');
+    const threadIds = await page.$$eval('#thread .thread-event', (items) =>
+      items.map((item) => item.dataset.eventId),
+    );
+    expect(threadIds).toEqual([...ids].reverse());
+    expect(await page.getAttribute('#thread [aria-current="page"]', 'href')).toBe(
+      `/logs/${ids[1]}`,
+    );
+    expect(await rows.nth(2).locator('.thread-preview').textContent()).toContain(
+      'Customer says first question',
+    );
+    await page.screenshot({ path: `${SCREENSHOTS}/event-page-thread.png`, fullPage: true });
+
+    await Promise.all([
+      page.waitForURL(`**/logs/${ids[2]}`),
+      page.click(`#thread a[href="/logs/${ids[2]}"]`),
+    ]);
+    expect(await page.textContent('h1')).toContain(`Event #${ids[2]}`);
+    await Promise.all([page.waitForURL(/thread=ada/), page.click('#thread-logs')]);
+    expect(await listedIds()).toEqual([...ids].reverse());
+  });
+
   it('raised no script error and no CSP violation', () => {
     expect(problems).toEqual([]);
   });

@@ -99,6 +99,32 @@ describe.skipIf(!testDatabaseUrl)(
       expect(nodes.map((n) => n['Node Type'])).not.toContain('Sort');
     });
 
+    it("reads an event page's thread from events_thread_idx, from the event outwards", async () => {
+      // 20,000 events of one channel in 200 threads of 100.
+      const { rows } = await app.ctx.db.query<{ id: string }>(
+        `insert into events (workspace_id, channel_id, received_at, status, payload, thread_key)
+         select $1, $2, timestamptz '2021-02-01' + n * interval '13 seconds', 'replied', '{}',
+                't' || (n % 200)
+         from generate_series(1, 20000) n
+         returning id`,
+        [app.ctx.defaultWorkspaceId, channelId],
+      );
+      await app.ctx.db.query('analyze events');
+      const middle = rows[10_000]?.id as string;
+      const { text, params } = await capture((db) =>
+        new EventsService(db).thread(app.ctx.defaultWorkspaceId, {
+          id: middle,
+          channel_id: channelId,
+          thread_key: 't1',
+        }),
+      );
+      const nodes = await planOf(text, params);
+      const scans = nodes.filter((n) => n['Relation Name'] === 'events');
+      expect(scans.map((n) => n['Index Name'])).toEqual(['events_thread_idx', 'events_thread_idx']);
+      for (const scan of scans) expect(scan['Index Cond']).toMatch(/thread_key = .*id [<>]=? /s);
+      expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+    });
+
     it('claims from the partial queue index, not the whole table', async () => {
       const { text, params } = await capture((db) => claimEvents(db, 'planner', 8, 60_000));
       const nodes = await planOf(text, params);

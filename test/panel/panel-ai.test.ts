@@ -161,6 +161,84 @@ describe('Brain Logs and the channel list: what the AI call used', () => {
   });
 });
 
+describe('The event page: its thread', () => {
+  /** The thread section's events, top to bottom, with the one marked as this page's. */
+  const threadOf = (html: string) => {
+    const section = /<section class="card" id="thread"[\s\S]*?<\/section>/.exec(html)?.[0] ?? '';
+    const items = [
+      ...section.matchAll(
+        /<li class="thread-event( current)?" data-event-id="(\d+)">([\s\S]*?)<\/li>/g,
+      ),
+    ];
+    return {
+      section,
+      ids: items.map((m) => m[2]),
+      current: items.filter((m) => m[1]).map((m) => m[2]),
+      items: items.map((m) => ({ id: m[2], html: unescapeHtml(m[3] ?? '') })),
+    };
+  };
+
+  it('lists the events of the same channel and thread key nearest the event, newest first', async () => {
+    const support = await driver.createChannel({
+      name: 'Thread page',
+      template: 'Hi {{text}}',
+      ai: { thread_key: '{{customer}}' },
+    });
+    const elsewhere = await driver.createChannel({
+      name: 'Same key, other channel',
+      template: 'Hi {{text}}',
+      ai: { thread_key: '{{customer}}' },
+    });
+    const ada: string[] = [];
+    for (let n = 1; n <= 13; n++) {
+      const res = await driver.sendEvent(support.webhook_url, {
+        customer: 'ada',
+        text: `ada ${n}`,
+      });
+      ada.push(res.body.event_id as string);
+      if (n === 2) {
+        // Interleaved: other threads, and the same key on another channel, are not this thread.
+        await driver.sendEvent(support.webhook_url, { customer: 'bo', text: 'bo 1' });
+        await driver.sendEvent(elsewhere.webhook_url, { customer: 'ada', text: 'elsewhere' });
+      }
+    }
+    const worker = createWorker(app.ctx);
+    while ((await worker.runOnce()) > 0);
+
+    // The second event: ten newer ones (of twelve), itself, and the one before it.
+    const second = ada[1] as string;
+    const res = await client.page(`/logs/${second}`);
+    expect(res.status).toBe(200);
+    const thread = threadOf(res.text);
+    expect(thread.ids).toEqual([...ada.slice(2, 12).reverse(), second, ada[0]]);
+    expect(thread.current).toEqual([second]);
+    expect(thread.section).toContain(`<a href="/logs/${second}" aria-current="page">`);
+    expect(thread.section).toContain(`<a href="/logs/${ada[0]}">#${ada[0]}</a>`);
+    expect(thread.section).toContain(
+      `href="/logs?channel=${support.id}&amp;thread=ada">All its events in Brain Logs`,
+    );
+    expect(thread.section).toContain('Newer events of this thread are in Brain Logs.');
+    expect(thread.section).not.toContain('Older events of this thread');
+    const first = thread.items.find((item) => item.id === ada[0])?.html ?? '';
+    expect(first).toContain('Replied');
+    expect(first).toMatch(/<time datetime="[^"]+Z">/);
+    expect(first).toMatch(/class="thread-preview">[^<]*You wrote: Hi ada 1</);
+    expect(unescapeHtml(thread.section)).not.toMatch(/bo 1|elsewhere/);
+
+    // The newest: nothing newer, the ten before it, more older ones beyond.
+    const newest = threadOf((await client.page(`/logs/${ada[12]}`)).text);
+    expect(newest.ids).toEqual(ada.slice(2).reverse());
+    expect(newest.section).not.toContain('Newer events of this thread');
+    expect(newest.section).toContain('Older events of this thread are in Brain Logs.');
+
+    // An event in no thread has no thread section.
+    const plain = await driver.createChannel({ name: 'No threads', template: 'Hi {{text}}' });
+    const lone = await driver.sendEvent(plain.webhook_url, { text: 'alone' });
+    const page = (await client.page(`/logs/${lone.body.event_id}`)).text;
+    expect(page).not.toContain('id="thread"');
+  });
+});
+
 describe('Workspace page: AI usage', () => {
   it('shows tokens and events of the last 30 days, as a table the chart script draws', async () => {
     const html = (await client.page('/workspace')).text;
