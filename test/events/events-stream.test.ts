@@ -97,6 +97,49 @@ describe('GET /api/v1/events/stream', () => {
     ).not.toContain(false);
   });
 
+  it("never sends another workspace's events, live or on resuming", async () => {
+    const theirs = await app.ctx.workspaces.create('Their workspace', 100);
+    const { key } = await app.ctx.apiKeys.create(theirs.id, 'theirs');
+    const their = new Driver(app, key);
+    const shop = await their.createChannel({ name: 'Their shop', template: 'Order {{order.id}}' });
+
+    const ours = await stream();
+    // Their key's own stream: their event does reach a stream, just not ours.
+    const them = await SseClient.open(`${app.baseUrl}/api/v1/events/stream`, {
+      Authorization: `Bearer ${key}`,
+    });
+    open.push(them);
+    // Naming their channel with our key matches nothing of theirs either.
+    const theirChannel = await stream(`channel_id=${shop.id}`);
+
+    const res = await their.sendEvent(shop.webhook_url, { order: { id: 'theirs' } });
+    expect(res.status).toBe(200);
+    const theirId = res.body.event_id as string;
+    const ourId = await receive({ order: { id: 'ours' } });
+
+    await ours.waitFor(about(ourId));
+    await them.waitFor(about(theirId));
+    expect(them.messages.some(about(ourId))).toBe(false);
+    // Stored before ours, so it would have come first.
+    expect(ours.messages.some(about(theirId))).toBe(false);
+    expect(ours.messages.map((m) => m.data).join('\n')).not.toContain('theirs');
+
+    // Resuming from the very start replays our history only.
+    const resumed = await stream('', { 'Last-Event-ID': '0' });
+    await resumed.waitFor(about(ourId));
+    expect(resumed.messages.some(about(theirId))).toBe(false);
+    expect(resumed.messages.map((m) => (JSON.parse(m.data) as EventJson).channel_id)).not.toContain(
+      shop.id,
+    );
+
+    // A status change of theirs, after ours, sends us nothing either.
+    await createWorker(app.ctx).runOnce();
+    await them.waitFor(about(theirId, 'replied'));
+    await ours.waitFor(about(ourId, 'replied'));
+    expect(ours.messages.some(about(theirId))).toBe(false);
+    expect(theirChannel.messages).toEqual([]);
+  });
+
   it('needs the API key', async () => {
     const res = await fetch(`${app.baseUrl}/api/v1/events/stream`);
     expect(res.status).toBe(401);
