@@ -16,8 +16,13 @@ export interface Volume {
   /** Per status, the count in each bucket (same order as `buckets`). */
   series: Record<string, number[]>;
   total: number;
-  /** With payload conditions, only the newest events are counted (see VOLUME_SCAN_LIMIT). */
+  /**
+   * More events match than were counted: with payload conditions, only the newest
+   * VOLUME_SCAN_LIMIT matching events are (each one is read and decided by the template engine).
+   */
   partial: boolean;
+  /** How many matching events a partial chart counted at most. */
+  scanLimit: number;
 }
 
 const HOUR = 3_600_000;
@@ -40,12 +45,14 @@ export async function eventVolume(
     const counts = new Map<string, number>();
     let seen = 0;
     for await (const row of scanEvents(db, bounded, { batchSize: 1000 })) {
-      const key = `${bucketOf(new Date(row.received_at), unit)}|${row.status}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-      if (++seen >= VOLUME_SCAN_LIMIT) {
+      // Partial only when a match is left out: exactly VOLUME_SCAN_LIMIT events are all counted.
+      if (seen === VOLUME_SCAN_LIMIT) {
         partial = true;
         break;
       }
+      seen++;
+      const key = `${bucketOf(new Date(row.received_at), unit)}|${row.status}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
     }
     rows = [...counts].map(([key, count]) => {
       const [bucket, status] = key.split('|') as [string, string];
@@ -69,7 +76,7 @@ export async function eventVolume(
     counts[i] = (counts[i] ?? 0) + row.count;
     total += row.count;
   }
-  return { unit, buckets, series, total, partial };
+  return { unit, buckets, series, total, partial, scanLimit: VOLUME_SCAN_LIMIT };
 }
 
 function bucketOf(date: Date, unit: VolumeUnit): string {

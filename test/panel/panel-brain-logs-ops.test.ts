@@ -1,5 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { VOLUME_SCAN_LIMIT } from '../../src/events/events-volume.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -152,4 +153,44 @@ describe('Brain Logs for operators (panel)', () => {
     expect(words).toBe('5 total · 1 refused · 0 failed');
     expect(html).toContain('class="sparkline"');
   });
+});
+
+describe('the chart of a payload search', () => {
+  it(`says under it when it counted only the newest ${VOLUME_SCAN_LIMIT.toLocaleString('en')} matching events`, async () => {
+    const fresh = await startTestApp({ env: ADMIN_ENV });
+    try {
+      const panel = new PanelClient(fresh);
+      await panel.signIn();
+      const shop = await new Driver(fresh).createChannel({ name: 'Busy shop' });
+      // One more than the chart reads, all in the last hours, stored straight in the database.
+      await fresh.ctx.db.query(
+        `insert into events (workspace_id, channel_id, status, payload, received_at)
+         select workspace_id, id, 'replied', '{"order":{"status":"paid"}}',
+                now() - n * interval '100 milliseconds'
+         from channels, generate_series(1, $2::integer) as n where id = $1`,
+        [shop.id, VOLUME_SCAN_LIMIT + 1],
+      );
+      const chartOf = async () => {
+        const html = (await panel.page('/logs?search=order.status%20%3D%20paid')).text;
+        const data = /id="volume-chart"[^>]*data-volume="([^"]*)"/.exec(html)?.[1] ?? '{}';
+        const note = /<p [^>]*id="volume-partial">([\s\S]*?)<\/p>/.exec(html)?.[1];
+        return { volume: JSON.parse(unescapeHtml(data)), note: note && unescapeHtml(note) };
+      };
+
+      const capped = await chartOf();
+      expect(capped.volume).toMatchObject({ partial: true, total: VOLUME_SCAN_LIMIT });
+      expect(capped.note).toContain('counts only the newest 50,000 matching events');
+
+      // Exactly as many as it reads: all are counted, and nothing is said.
+      await fresh.ctx.db.query(
+        'delete from events where id = (select min(id) from events where channel_id = $1)',
+        [shop.id],
+      );
+      const whole = await chartOf();
+      expect(whole.volume).toMatchObject({ partial: false, total: VOLUME_SCAN_LIMIT });
+      expect(whole.note).toBeUndefined();
+    } finally {
+      await fresh.close();
+    }
+  }, 120_000);
 });
