@@ -5,6 +5,11 @@ export interface QueryOptions {
    * both end by then, with a DatabaseTimeoutError.
    */
   deadline?: number;
+  /**
+   * Prepares the statement once per connection under this name, for statements sent so often
+   * that parsing and planning them each time would cost more than running them (PostgreSQL).
+   */
+  name?: string;
 }
 
 /** The small interface every repo runs on: a pool, a transaction, or the embedded database. */

@@ -56,10 +56,11 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     text: string,
     params?: readonly unknown[],
     timeoutMs?: number,
+    name?: string,
   ) => {
     try {
       // pg reads `query_timeout` per query, though its types do not list it.
-      const config = { text, values: params, query_timeout: timeoutMs } as pg.QueryConfig;
+      const config = { text, values: params, query_timeout: timeoutMs, name } as pg.QueryConfig;
       const result = await client.query(config);
       return { rows: result.rows as Row[], rowCount: result.rowCount ?? 0 };
     } catch (error) {
@@ -98,12 +99,12 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
   const queryBy = async <Row>(
     text: string,
     params: readonly unknown[] | undefined,
-    deadline: number,
+    { deadline, name }: QueryOptions & { deadline: number },
   ) => {
     const client = await acquire(deadline);
     let broken: Error | undefined;
     try {
-      return await run<Row>(client, text, params, Math.max(1, deadline - Date.now()));
+      return await run<Row>(client, text, params, Math.max(1, deadline - Date.now()), name);
     } catch (error) {
       // The statement may still be running on the server: this connection is not reused.
       if (error instanceof DatabaseTimeoutError) broken = error;
@@ -129,7 +130,11 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     // A connection whose statement timed out on this side is closed, never reused: the server
     // may still be running the statement, and closing it is what rolls the transaction back.
     let broken: Error | undefined;
-    const send = async <Row>(text: string, params?: readonly unknown[], noTimeout = false) => {
+    const send = async <Row>(
+      text: string,
+      params?: readonly unknown[],
+      { noTimeout = false, name }: { noTimeout?: boolean; name?: string } = {},
+    ) => {
       let timeoutMs = noTimeout ? NO_TIMEOUT : undefined;
       if (deadline !== undefined) {
         const left = deadline - Date.now();
@@ -137,7 +142,7 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
         timeoutMs = left + DATABASE_LIMITS.answerGraceMs;
       }
       try {
-        return await run<Row>(client, text, params, timeoutMs);
+        return await run<Row>(client, text, params, timeoutMs, name);
       } catch (error) {
         if (error instanceof DatabaseTimeoutError) broken = error;
         throw error;
@@ -146,8 +151,8 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     try {
       await send(deadline === undefined ? 'begin' : beginBy(deadline));
       const tx: Transaction = {
-        query: (text, params) => send(text, params),
-        exec: async (sql) => void (await send(sql, undefined, true)),
+        query: (text, params, options) => send(text, params, { name: options?.name }),
+        exec: async (sql) => void (await send(sql, undefined, { noTimeout: true })),
       };
       const result = await work(tx);
       await send('commit');
@@ -171,8 +176,8 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     kind: 'postgres',
     query: (text, params, options: QueryOptions = {}) =>
       options.deadline === undefined
-        ? run(pool, text, params)
-        : queryBy(text, params, options.deadline),
+        ? run(pool, text, params, undefined, options.name)
+        : queryBy(text, params, { ...options, deadline: options.deadline }),
     transaction,
     async exec(sql) {
       await run(pool, sql, undefined, NO_TIMEOUT);

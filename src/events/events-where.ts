@@ -1,3 +1,9 @@
+import {
+  FINISHED_STATUSES,
+  REPLY_OUTCOMES,
+  UNFINISHED_STATUSES,
+  sqlStatusList,
+} from './event-states.js';
 import type { PayloadCondition } from './payload-filter.js';
 
 /** The conditions of a Brain Logs filter, as the repo receives them (times as ISO text). */
@@ -24,6 +30,15 @@ const SEARCH_TEXT = `(payload || E'\\x1f' || coalesce(prompt, '') || E'\\x1f' ||
           || E'\\x1f' || coalesce(error, ''))`;
 const SEPARATOR = '\x1f';
 
+// The search indexes of migration 0012 hold finished events only (each is indexed once, when
+// it finishes); the few unfinished ones are read through the queue index. Each condition is
+// written as one branch per part, with the part's status condition spelled out: PostgreSQL
+// uses a partial index for a branch only when the branch itself implies the index's predicate.
+const FINISHED = `status in ${sqlStatusList(FINISHED_STATUSES)}`;
+const UNFINISHED = `status in ${sqlStatusList(UNFINISHED_STATUSES)}`;
+/** The events whose payload_json is computed (migration 0012). */
+const PARSED = `status in ${sqlStatusList(REPLY_OUTCOMES)}`;
+
 type Param = (value: unknown) => string;
 
 /** `where` terms for a filter; each value becomes a parameter through `param`. */
@@ -41,7 +56,10 @@ export function eventsWhere(c: EventConditions, param: Param): string[] {
 
 function textCondition(q: string, param: Param): string {
   const pattern = param(`%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
-  if (!q.includes(SEPARATOR)) return `${SEARCH_TEXT} ilike ${pattern}`;
+  if (!q.includes(SEPARATOR)) {
+    const match = `${SEARCH_TEXT} ilike ${pattern}`;
+    return `((${FINISHED} and ${match}) or (${UNFINISHED} and ${match}))`;
+  }
   return `(payload ilike ${pattern} or prompt ilike ${pattern} or reply ilike ${pattern} or error ilike ${pattern})`;
 }
 
@@ -57,7 +75,8 @@ const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
  * - a number, an object or an array by their JSON type at the path (jsonb rewrites number and
  *   object text, so the exact comparison is left to the template engine);
  * - the flat key `{"order.id": 5}` that `{{order.id}}` falls back to;
- * - and every payload jsonb refused (payload_json null), which only the engine can read.
+ * - and every event without payload_json: refused requests, payloads jsonb refused, and the
+ *   unfinished events (not parsed until they finish), which only the engine can read.
  * An empty value also matches absent fields, which no index lists: then every event is a candidate.
  */
 function payloadCondition({ path, value }: PayloadCondition, param: Param): string {
@@ -83,8 +102,8 @@ function payloadCondition({ path, value }: PayloadCondition, param: Param): stri
   }
   byType(keys);
   if (keys.length > 1) byType([path]);
-  branches.push('payload_json is null');
-  return `(${branches.join(' or ')})`;
+  const parsed = branches.map((branch) => `(${PARSED} and ${branch})`);
+  return `(${parsed.join(' or ')} or (payload_json is null and ${FINISHED}) or ${UNFINISHED})`;
 }
 
 /** `{"a":{"b":<scalar>}}` for the keys a, b. */

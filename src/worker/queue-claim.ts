@@ -127,6 +127,7 @@ export async function claimEvents(
       [...after.channels.keys()],
       [...after.channels.values()],
     ],
+    { name: 'claim-events' },
   );
   return rows;
 }

@@ -46,6 +46,7 @@ export async function finishEvent(
       outcome.status === 'skipped' ? outcome.missing : null,
       ...callParams(call),
     ],
+    { name: 'finish-event' },
   );
   return rowCount > 0;
 }

@@ -29,6 +29,7 @@ export async function startAttempt(
      where id = $1 and locked_by = $2 and status = 'processing'
      returning attempts`,
     [eventId, workerId, prompt, leaseMs, missing, model],
+    { name: 'start-attempt' },
   );
   return rows[0]?.attempts;
 }

@@ -125,6 +125,19 @@ describe.skipIf(!testDatabaseUrl)(
       expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');
     });
 
+    // Migration 0012: the search indexes hold finished events only, so that the queue's updates
+    // do not index every payload again; unfinished events are read through the queue index.
+    it('finds a rare word through the trigram index and the unfinished events through the queue index', async () => {
+      const { text, params } = await capture((db) =>
+        new EventsService(db).list(app.ctx.defaultWorkspaceId, { q: 'zebrafish' }),
+      );
+      const nodes = await planOf(text, params);
+      expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');
+      const indexes = nodes.flatMap((n) => n['Index Name'] ?? []);
+      expect(indexes).toContain('events_search_text_idx');
+      expect(indexes).toContain('events_queue_channel_idx');
+    });
+
     it('claims from the partial queue index, not the whole table', async () => {
       const { text, params } = await capture((db) => claimEvents(db, 'planner', 8, 60_000));
       const nodes = await planOf(text, params);

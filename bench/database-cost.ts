@@ -1,0 +1,156 @@
+/**
+ * What one event costs PostgreSQL, step by step, with the service's own statements: stored by
+ * the receiver's group commit (batches of 1, 16 and 64), then claimed, its attempt started and
+ * finished by the worker. The figure is the CPU time of the database backend (from /proc), which
+ * does not depend on what else the machine is doing, unlike a rate; it is the input of the
+ * capacity model in docs/scaling.md.
+ *
+ *   npx tsx bench/database-cost.ts [--events=6400]
+ *
+ * BENCH_DATABASE_URL picks the server (default postgres://postgres@127.0.0.1:5432/postgres); it
+ * must run on this machine (its backend's CPU time is read from /proc).
+ */
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { migrate } from '../src/db/migrate.js';
+import { openPostgres } from '../src/db/postgres.js';
+import type { Database, Queryable } from '../src/db/database.js';
+import { storeEventBatch, type IncomingEvent } from '../src/hooks/store-event-batch.js';
+import { claimEvents } from '../src/worker/queue-claim.js';
+import { finishEvent } from '../src/worker/queue-finish.js';
+import { startAttempt } from '../src/worker/queue-start-attempt.js';
+import { orderPayload } from './lib/payload.js';
+import { createScratchDatabase } from './lib/scratch-database.js';
+
+const { values: flags } = parseArgs({ options: { events: { type: 'string', default: '6400' } } });
+const total = Number(flags.events);
+const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const WORKER = 'bench-worker';
+const LEASE_MS = 60_000;
+
+/** One connection whose backend's CPU time can be read. */
+async function backend(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>('select pg_backend_pid() as pid');
+  const stat = `/proc/${rows[0]!.pid}/stat`;
+  const cpuMs = () => {
+    const text = readFileSync(stat, 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  const db: Queryable = {
+    query: async (text, params, options) => {
+      const result = await client.query({ text, values: params as unknown[], name: options?.name });
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    },
+  };
+  return { db, cpuMs, end: () => client.end() };
+}
+
+async function seedChannel(db: Database) {
+  const { rows } = await db.query<{ workspace_id: string; id: string }>(
+    `with w as (insert into workspaces (name, chat_quota) values ('bench', 2000000000) returning id)
+     insert into channels (workspace_id, name, template, webhook_token, webhook_token_hash)
+     select id, 'bench', 'Order {{order.id}}', 'bench-token', 'bench-hash' from w
+     returning workspace_id, id`,
+  );
+  const channel = rows[0]!;
+  return {
+    id: channel.id,
+    workspace_id: channel.workspace_id,
+    webhook_token_hash: 'bench-hash',
+    dedup: { mode: 'none', window_s: 86_400 },
+  } as unknown as IncomingEvent['channel'];
+}
+
+/** ms of backend CPU per event for `step`, run over `count` events. */
+async function measure(
+  cpuMs: () => number,
+  count: number,
+  step: () => Promise<number>,
+): Promise<number> {
+  const before = cpuMs();
+  let done = 0;
+  while (done < count) {
+    const n = await step();
+    if (n === 0) break;
+    done += n;
+  }
+  return (cpuMs() - before) / done;
+}
+
+async function main() {
+  console.log(
+    `# database cost per event — ${new Date().toISOString()}, ${cpus().length} CPUs, load ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  );
+  const scratch = await createScratchDatabase(adminUrl, 'dbcost');
+  const pool = openPostgres({ url: scratch.url });
+  try {
+    await migrate(pool);
+    const channel = await seedChannel(pool);
+    const { db, cpuMs, end } = await backend(scratch.url);
+    const event: IncomingEvent = {
+      channel,
+      payload: orderPayload,
+      headers: { 'content-type': 'application/json', 'user-agent': 'bench' },
+      senderIp: '127.0.0.1',
+      dedupKey: undefined,
+    };
+    const storeIn = (size: number) => async () => {
+      await db.query('begin');
+      await storeEventBatch(
+        db,
+        Array.from({ length: size }, () => event),
+      );
+      await db.query('commit');
+      return size;
+    };
+    const rows: [string, number][] = [];
+    for (const size of [1, 16, 64]) {
+      const count = size === 1 ? Math.min(total, 1000) : total;
+      rows.push([`store, batches of ${size}`, await measure(cpuMs, count, storeIn(size))]);
+    }
+    // The worker's three statements per event, on the events just stored (claims of 8).
+    const claimed: string[] = [];
+    rows.push([
+      'claim (8 at a time)',
+      await measure(cpuMs, total, async () => {
+        const events = await claimEvents(db, WORKER, 8, LEASE_MS);
+        claimed.push(...events.map((e) => e.id));
+        return events.length;
+      }),
+    ]);
+    let started = 0;
+    rows.push([
+      'start attempt',
+      await measure(cpuMs, claimed.length, async () => {
+        await startAttempt(db, claimed[started++]!, WORKER, 'Order 1234567', LEASE_MS, [], null);
+        return 1;
+      }),
+    ]);
+    let finished = 0;
+    rows.push([
+      'finish (replied)',
+      await measure(cpuMs, claimed.length, async () => {
+        await finishEvent(db, claimed[finished++]!, WORKER, {
+          status: 'replied',
+          reply: 'Thanks for your order 1234567 of 149.90 EUR.',
+        });
+        return 1;
+      }),
+    ]);
+    await end();
+    console.log('\n| step | PostgreSQL CPU ms per event |\n| --- | --- |');
+    for (const [step, ms] of rows) console.log(`| ${step} | ${ms.toFixed(3)} |`);
+  } finally {
+    await pool.close();
+    await scratch.drop();
+  }
+}
+
+await main();
