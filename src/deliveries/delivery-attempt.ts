@@ -8,7 +8,7 @@ import {
 } from '../outbound/outbound-client.js';
 import { messageHeaders } from './delivery-message.js';
 import { deliveryGone } from './queue-gone.js';
-import { markDelivered } from './queue-delivered.js';
+import type { Delivered } from './queue-delivered.js';
 import type { ClaimedDelivery } from './queue-claim.js';
 import { releaseDelivery } from './queue-release.js';
 import { retryDelivery } from './queue-retry.js';
@@ -19,6 +19,8 @@ export interface AttemptDeps {
   log: Logger;
   workerId: string;
   retryScheduleMs: readonly number[];
+  /** Records a 2xx (see markDelivered); false when another worker had taken the delivery over. */
+  recordDelivered: (delivered: Delivered) => Promise<boolean>;
 }
 
 /** What became of one attempt; `lost` means another worker had taken the delivery over. */
@@ -66,7 +68,12 @@ export async function attemptDelivery(
   }
 
   if (res.status >= 200 && res.status < 300) {
-    if (!(await markDelivered(db, deliveryId, workerId, res.status, took()))) return 'lost';
+    const recorded = await deps.recordDelivered({
+      deliveryId,
+      status: res.status,
+      durationMs: took(),
+    });
+    if (!recorded) return 'lost';
     log.info({ eventId: delivery.event_id, deliveryId, status: res.status }, 'reply delivered');
     return 'delivered';
   }

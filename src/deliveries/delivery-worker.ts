@@ -5,10 +5,19 @@ import type { Database } from '../db/database.js';
 import type { EventsService } from '../events/events-service.js';
 import type { Logger } from '../logger.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { attemptDelivery, type AttemptDeps, type AttemptOutcome } from './delivery-attempt.js';
 import { messageBody } from './delivery-message.js';
 import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
+import { markDelivered, type Delivered } from './queue-delivered.js';
 import { fixMessages } from './queue-fix-messages.js';
+import { releaseDelivery } from './queue-release.js';
+
+/** A claimed message and the body it sends (undefined: its event is gone). */
+interface ReadyMessage {
+  delivery: ClaimedDelivery;
+  body: string | undefined;
+}
 
 /** The NOTIFY channel of migrations/0008: deliveries were created. */
 export const DELIVERIES_CHANNEL = 'hookprompt_deliveries';
@@ -35,6 +44,7 @@ export class DeliveryWorker {
   readonly id: string;
   private readonly deps: AttemptDeps;
   private readonly inFlight = new Map<string, Promise<AttemptOutcome | undefined>>();
+  private readonly ready: ReadyMessage[] = [];
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -45,18 +55,29 @@ export class DeliveryWorker {
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.id =
       options.workerId ?? `${hostname()}:${process.pid}:delivery:${randomBytes(4).toString('hex')}`;
+    // Sends that end while the previous record is being written are recorded together: one
+    // commit for all of them, instead of one per message.
+    const delivered = new GroupCommit<Delivered, boolean>(
+      async (items, deadline) => {
+        const ended = await markDelivered(options.db, this.id, items, deadline);
+        return items.map((item) => ended.has(item.deliveryId));
+      },
+      { maxBatchSize: Math.max(1, options.concurrency), maxConcurrentWrites: 1 },
+    );
     this.deps = {
       db: options.db,
       client: options.client,
       log: options.log,
       workerId: this.id,
       retryScheduleMs: options.retryScheduleMs,
+      recordDelivered: (item) => delivered.submit(item, Date.now() + options.leaseMs),
     };
   }
 
   /** Claims as many due deliveries as the concurrency allows, sends them all, says how many. */
   async runOnce(): Promise<number> {
-    const tasks = await this.claimAndSend();
+    const claimed = await this.claim(this.options.concurrency - this.inFlight.size);
+    const tasks = claimed.map(({ delivery, body }) => this.track(delivery, body));
     await Promise.all(tasks);
     return tasks.length;
   }
@@ -77,6 +98,13 @@ export class DeliveryWorker {
     this.stopping = true;
     this.wake();
     await this.loop;
+    // Claimed but never started: given back now rather than when their lease ends.
+    const unsent = this.ready.splice(0);
+    await Promise.all(
+      unsent.map(({ delivery }) =>
+        releaseDelivery(this.options.db, delivery.id, this.id).catch(() => false),
+      ),
+    );
     await this.unlisten?.().catch(() => undefined);
     this.unlisten = undefined;
     const all = Promise.all(this.inFlight.values());
@@ -93,35 +121,50 @@ export class DeliveryWorker {
     this.options.client.close();
   }
 
+  /**
+   * Keeps every slot busy while messages are due. Up to one claim's worth of messages waits
+   * ready beside the slots, so a slot that frees up starts its next send at once instead of
+   * waiting for a claim's round trips; while a backlog lasts, a claim is made once half a
+   * claim's worth is wanted, so one claim (and one read of the events) serves several messages.
+   */
   private async run(): Promise<void> {
+    const { concurrency } = this.options;
     let backlog = false;
     while (!this.stopping) {
-      const free = this.options.concurrency - this.inFlight.size;
-      // While more are due, claim once half the slots are free: one claim (and one read of
-      // the events) then serves several messages instead of each finished send claiming one.
-      if (free > 0 && (!backlog || free >= Math.ceil(this.options.concurrency / 2))) {
+      this.startReady();
+      const wanted = 2 * concurrency - this.inFlight.size - this.ready.length;
+      if (wanted > 0 && (!backlog || wanted >= Math.ceil(concurrency / 2))) {
         try {
-          // Every slot filled: more are probably due; a finished send wakes the sleep below.
-          backlog = (await this.claimAndSend()).length === free;
+          const claimed = await this.claim(wanted);
+          this.ready.push(...claimed);
+          // All wanted were due: more probably are; a finished send wakes the sleep below.
+          backlog = claimed.length === wanted;
           if (backlog) continue;
         } catch (error) {
           backlog = false;
           this.options.log.error({ err: error }, 'claiming deliveries failed; trying again later');
         }
       }
+      this.startReady();
       await this.sleep(this.options.pollIntervalMs);
     }
   }
 
-  private async claimAndSend(): Promise<Promise<AttemptOutcome | undefined>[]> {
-    const free = this.options.concurrency - this.inFlight.size;
-    if (free <= 0) return [];
+  private startReady(): void {
+    while (this.inFlight.size < this.options.concurrency && this.ready.length > 0) {
+      const { delivery, body } = this.ready.shift() as ReadyMessage;
+      void this.track(delivery, body);
+    }
+  }
+
+  private async claim(limit: number): Promise<ReadyMessage[]> {
+    if (limit <= 0) return [];
     // A notification from here on may be for a delivery this claim misses: it wakes the next sleep.
     this.woken = false;
     const { db, leaseMs } = this.options;
-    const claimed = await claimDeliveries(db, this.id, free, leaseMs);
+    const claimed = await claimDeliveries(db, this.id, limit, leaseMs);
     const bodies = await this.bodiesOf(claimed);
-    return claimed.map((delivery) => this.track(delivery, bodies.get(delivery.id)));
+    return claimed.map((delivery) => ({ delivery, body: bodies.get(delivery.id) }));
   }
 
   /** The body each message sends: fixed before its first attempt and stored, reused afterwards. */

@@ -61,6 +61,7 @@ export async function claimDeliveries(
        case when channels.reply_previous_until > now() then channels.reply_previous_secret end
          as previous_secret`,
     [workerId, limit, leaseMs],
+    { name: 'claim-deliveries' },
   );
   return rows;
 }

@@ -1,33 +1,55 @@
 import type { Queryable } from '../db/database.js';
 
+/** A message its receiver answered with a 2xx. */
+export interface Delivered {
+  deliveryId: string;
+  status: number;
+  durationMs: number;
+}
+
 /**
- * Ends a delivery for good after a 2xx, and records the attempt. Matching `locked_by` keeps a
- * worker whose lease ran out from writing over the one that took the message on: it then
- * updates and records nothing, and gets false back.
+ * Ends deliveries for good after a 2xx, and records their attempts, several in one statement
+ * (the worker gathers the sends that end while the previous statement runs: one commit for all
+ * of them). Matching `locked_by` keeps a worker whose lease ran out from writing over the one
+ * that took a message on: that message is then neither updated nor recorded. Resolves to the ids
+ * this worker ended.
  */
 export async function markDelivered(
   db: Queryable,
-  deliveryId: string,
   workerId: string,
-  status: number,
-  durationMs: number,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
-    `with done as (
+  delivered: readonly Delivered[],
+  deadline?: number,
+): Promise<Set<string>> {
+  const { rows } = await db.query<{ id: string }>(
+    `with sent as (
+       select * from unnest($2::bigint[], $3::integer[], $4::integer[])
+         as sent(id, status, duration_ms)
+     ),
+     done as (
        update deliveries set
          state = 'delivered',
          attempts = attempts + 1,
-         last_status = $3,
+         last_status = sent.status,
          last_error = null,
          delivered_at = now(),
          locked_by = null,
          locked_until = null
-       where id = $1 and locked_by = $2 and state = 'sending'
-       returning id
+       from sent
+       where deliveries.id = sent.id and locked_by = $1 and state = 'sending'
+       returning deliveries.id, sent.status, sent.duration_ms
+     ),
+     recorded as (
+       insert into delivery_attempts (delivery_id, status, duration_ms)
+       select id, status, duration_ms from done
      )
-     insert into delivery_attempts (delivery_id, status, duration_ms)
-     select id, $3, $4 from done`,
-    [deliveryId, workerId, status, Math.round(durationMs)],
+     select id from done`,
+    [
+      workerId,
+      delivered.map((d) => d.deliveryId),
+      delivered.map((d) => d.status),
+      delivered.map((d) => Math.round(d.durationMs)),
+    ],
+    { name: 'mark-delivered', deadline },
   );
-  return rowCount > 0;
+  return new Set(rows.map((row) => row.id));
 }

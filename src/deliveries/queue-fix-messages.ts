@@ -18,6 +18,7 @@ export async function fixMessages(
      where deliveries.id = fixed.id and deliveries.locked_by = $1
      returning deliveries.id, deliveries.message`,
     [workerId, messages.map((m) => m.id), messages.map((m) => m.message)],
+    { name: 'fix-messages' },
   );
   return new Map(rows.map((row) => [row.id, row.message]));
 }

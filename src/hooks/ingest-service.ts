@@ -5,7 +5,7 @@ import type { AppError } from '../errors.js';
 import { InvalidJsonError, isJsonObject, parsePayload, type JsonValue } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
-import { GroupCommit } from './group-commit.js';
+import { GroupCommit } from '../db/group-commit.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
 import { dedupKey } from './dedup.js';

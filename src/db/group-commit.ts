@@ -1,4 +1,4 @@
-import { DatabaseTimeoutError } from '../db/database.js';
+import { DatabaseTimeoutError } from './database.js';
 
 interface Waiting<Item, Result> {
   item: Item;

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { DatabaseTimeoutError } from '../../src/db/database.js';
-import { GroupCommit } from '../../src/hooks/group-commit.js';
+import { GroupCommit } from '../../src/db/group-commit.js';
 
 it('refuses an item still waiting for a write slot when its deadline passes, without writing it', async () => {
   const written: number[][] = [];
