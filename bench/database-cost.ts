@@ -1,9 +1,10 @@
 /**
  * What one event costs PostgreSQL, step by step, with the service's own statements: stored by
  * the receiver's group commit (batches of 1, 16 and 64), then claimed, its attempt started and
- * finished by the worker. The figure is the CPU time of the database backend (from /proc), which
- * does not depend on what else the machine is doing, unlike a rate; it is the input of the
- * capacity model in docs/scaling.md.
+ * finished by the worker. The figures are the CPU time of the database backend (from /proc),
+ * which does not depend on what else the machine is doing, unlike a rate, and the WAL written
+ * (what the disk and any replica must take); they are the inputs of the capacity model in
+ * docs/scaling.md.
  *
  *   npx tsx bench/database-cost.ts [--events=6400]
  *
@@ -41,13 +42,19 @@ async function backend(url: string) {
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   };
+  const walBytes = async () => {
+    const { rows } = await client.query<{ bytes: string }>(
+      `select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0')::bigint as bytes`,
+    );
+    return Number(rows[0]!.bytes);
+  };
   const db: Queryable = {
     query: async (text, params, options) => {
       const result = await client.query({ text, values: params as unknown[], name: options?.name });
       return { rows: result.rows, rowCount: result.rowCount ?? 0 };
     },
   };
-  return { db, cpuMs, end: () => client.end() };
+  return { db, cpuMs, walBytes, end: () => client.end() };
 }
 
 async function seedChannel(db: Database) {
@@ -66,20 +73,27 @@ async function seedChannel(db: Database) {
   } as unknown as IncomingEvent['channel'];
 }
 
-/** ms of backend CPU per event for `step`, run over `count` events. */
+interface Cost {
+  cpuMs: number;
+  walBytes: number;
+}
+
+/** Backend CPU (ms) and WAL (bytes) per event for `step`, run over `count` events. */
 async function measure(
-  cpuMs: () => number,
+  meter: { cpuMs: () => number; walBytes: () => Promise<number> },
   count: number,
   step: () => Promise<number>,
-): Promise<number> {
-  const before = cpuMs();
+): Promise<Cost> {
+  const cpuBefore = meter.cpuMs();
+  const walBefore = await meter.walBytes();
   let done = 0;
   while (done < count) {
     const n = await step();
     if (n === 0) break;
     done += n;
   }
-  return (cpuMs() - before) / done;
+  const walBytes = (await meter.walBytes()) - walBefore;
+  return { cpuMs: (meter.cpuMs() - cpuBefore) / done, walBytes: walBytes / done };
 }
 
 async function main() {
@@ -93,7 +107,7 @@ async function main() {
   try {
     await migrate(pool);
     const channel = await seedChannel(pool);
-    const { db, cpuMs, end } = await backend(scratch.url);
+    const { db, end, ...meter } = await backend(scratch.url);
     const event: IncomingEvent = {
       channel,
       payload: orderPayload,
@@ -110,16 +124,16 @@ async function main() {
       await db.query('commit');
       return size;
     };
-    const rows: [string, number][] = [];
+    const rows: [string, Cost][] = [];
     for (const size of [1, 16, 64]) {
       const count = size === 1 ? Math.min(total, 1000) : total;
-      rows.push([`store, batches of ${size}`, await measure(cpuMs, count, storeIn(size))]);
+      rows.push([`store, batches of ${size}`, await measure(meter, count, storeIn(size))]);
     }
     // The worker's three statements per event, on the events just stored (claims of 8).
     const claimed: string[] = [];
     rows.push([
       'claim (8 at a time)',
-      await measure(cpuMs, total, async () => {
+      await measure(meter, total, async () => {
         const events = await claimEvents(db, WORKER, 8, LEASE_MS);
         claimed.push(...events.map((e) => e.id));
         return events.length;
@@ -128,7 +142,7 @@ async function main() {
     let started = 0;
     rows.push([
       'start attempt',
-      await measure(cpuMs, claimed.length, async () => {
+      await measure(meter, claimed.length, async () => {
         await startAttempt(db, claimed[started++]!, WORKER, 'Order 1234567', LEASE_MS, [], null);
         return 1;
       }),
@@ -136,7 +150,7 @@ async function main() {
     let finished = 0;
     rows.push([
       'finish (replied)',
-      await measure(cpuMs, claimed.length, async () => {
+      await measure(meter, claimed.length, async () => {
         await finishEvent(db, claimed[finished++]!, WORKER, {
           status: 'replied',
           reply: 'Thanks for your order 1234567 of 149.90 EUR.',
@@ -145,8 +159,11 @@ async function main() {
       }),
     ]);
     await end();
-    console.log('\n| step | PostgreSQL CPU ms per event |\n| --- | --- |');
-    for (const [step, ms] of rows) console.log(`| ${step} | ${ms.toFixed(3)} |`);
+    console.log(
+      '\n| step | PostgreSQL CPU ms per event | WAL bytes per event |\n| --- | --- | --- |',
+    );
+    for (const [step, cost] of rows)
+      console.log(`| ${step} | ${cost.cpuMs.toFixed(3)} | ${cost.walBytes.toFixed(0)} |`);
   } finally {
     await pool.close();
     await scratch.drop();
