@@ -58,8 +58,8 @@ async function partitionedCopy(db: Database): Promise<void> {
     create index on events_by_day (workspace_id, received_at desc, id desc);
     create index on events_by_day (channel_id, received_at desc, id desc);
     insert into events_by_day select * from events;
-    vacuum analyze events_by_day;
   `);
+  await db.exec('vacuum analyze events_by_day');
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
