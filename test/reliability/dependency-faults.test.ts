@@ -201,7 +201,7 @@ describe.skipIf(!canStartPostgres || !testDatabaseUrl)('PostgreSQL stops answeri
     const before = await sendAtOnce(webhookUrl, 3);
     expect(statuses(before)).toEqual([200]);
 
-    postgres.pause();
+    await postgres.pause();
     const during = await sendAtOnce(webhookUrl, 6);
     expect(statuses(during)).toEqual([503]);
     expect(slowest(during)).toBeLessThan(ANSWER_BOUND_MS);
