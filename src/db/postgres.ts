@@ -13,14 +13,17 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => value);
 /**
  * Every call to PostgreSQL has a deadline, so that a database that stops answering (paused,
  * unreachable, a lock held) turns into errors within seconds instead of requests that hang.
- * The server cancels a statement after STATEMENT_TIMEOUT_MS; the client gives up a little later
- * in case the server itself is not running, and then closes that connection.
+ * The server cancels a statement after `statementMs`; the client gives up a little later in
+ * case the server itself is not running, and then closes that connection. Together they keep
+ * an API or panel request that waits on the database within the 10 s a webhook gets: its
+ * statement ends by `readMs`, or it never got a connection and ended at `connectMs`.
  */
 export const DATABASE_LIMITS = {
   connectMs: 3_000,
-  statementMs: 15_000,
+  /** Far above any statement the service makes (milliseconds at a million events: docs/scaling.md). */
+  statementMs: 7_000,
   /** The client's own limit; past it the connection is closed, whatever the server is doing. */
-  readMs: 16_000,
+  readMs: 7_500,
   /** A transaction left open by a stuck process gives its locks back after this. */
   idleInTransactionMs: 60_000,
   /** How long past a transaction's deadline the client still waits for an answer sent before it. */

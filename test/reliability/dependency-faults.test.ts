@@ -193,18 +193,51 @@ describe.skipIf(!canStartPostgres || !testDatabaseUrl || !redisUrl)('Redis stops
   });
 });
 
+/** An API request and a panel page, each timed, while the database may not answer. */
+async function apiAndPanel(baseUrl: string, panel: PanelClient) {
+  const started = performance.now();
+  const [api, page] = await Promise.all([
+    fetch(`${baseUrl}/api/v1/channels`, {
+      headers: { authorization: `Bearer ${ADMIN_API_KEY}` },
+      signal: AbortSignal.timeout(30_000),
+    }).then(async (res) => ({
+      status: res.status,
+      type: res.headers.get('content-type'),
+      code: ((await res.json()) as { code?: string }).code,
+      ms: Math.round(performance.now() - started),
+    })),
+    panel
+      .page('/channels')
+      .timeout(30_000)
+      .then((res) => ({ status: res.status, ms: Math.round(performance.now() - started) })),
+  ]);
+  return { api, page };
+}
+
 describe.skipIf(!canStartPostgres || !testDatabaseUrl)('PostgreSQL stops answering', () => {
-  it('paused (SIGSTOP): webhooks get 503 in time and are never stored; /readyz 503; SIGTERM ends the process in time', async () => {
+  it('paused (SIGSTOP): webhooks, API and panel get 503 in time and no webhook is stored; /readyz 503; SIGTERM ends the process in time', async () => {
     server = await startServer();
     const { baseUrl } = server;
     const webhookUrl = await createChannel(baseUrl);
+    const panel = new PanelClient({ baseUrl } as TestApp);
+    expect((await panel.signIn()).status).toBe(303);
     const before = await sendAtOnce(webhookUrl, 3);
     expect(statuses(before)).toEqual([200]);
 
-    postgres.pause();
-    const during = await sendAtOnce(webhookUrl, 6);
+    await postgres.pause();
+    const [during, { api, page }] = await Promise.all([
+      sendAtOnce(webhookUrl, 6),
+      apiAndPanel(baseUrl, panel),
+    ]);
     expect(statuses(during)).toEqual([503]);
     expect(slowest(during)).toBeLessThan(ANSWER_BOUND_MS);
+    expect(api).toMatchObject({
+      status: 503,
+      type: expect.stringContaining('application/problem+json'),
+      code: 'service_unavailable',
+    });
+    expect(page.status).toBe(503);
+    expect(Math.max(api.ms, page.ms)).toBeLessThan(ANSWER_BOUND_MS);
     const ready = await readyz(baseUrl);
     expect(ready).toMatchObject({ status: 503, body: { database: 'timeout' } });
 
@@ -221,7 +254,7 @@ describe.skipIf(!canStartPostgres || !testDatabaseUrl)('PostgreSQL stops answeri
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     await expectAnswersTrue([...before, ...during]);
     figures.push(
-      `PostgreSQL paused: 6 webhooks answered ${statuses(during)} in ${slowest(during)} ms at most, none stored after resuming; /readyz ${ready.status} database=${ready.body.database}; SIGTERM: exit ${stop.code} after ${stop.ms} ms, waiting for ${waitingFor}`,
+      `PostgreSQL paused: 6 webhooks answered ${statuses(during)} in ${slowest(during)} ms at most, none stored after resuming; GET /api/v1/channels ${api.status} after ${api.ms} ms, panel /channels ${page.status} after ${page.ms} ms; /readyz ${ready.status} database=${ready.body.database}; SIGTERM: exit ${stop.code} after ${stop.ms} ms, waiting for ${waitingFor}`,
     );
   });
 

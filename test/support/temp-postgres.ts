@@ -22,29 +22,66 @@ export interface TempPostgres {
   url: string;
   stop(): void;
   start(): void;
-  /** SIGSTOP to the server and all its processes: connections stay open, nothing answers. */
-  pause(): void;
+  /**
+   * SIGSTOP to the server and all its processes; resolves once every one of them is stopped:
+   * connections stay open, nothing answers.
+   */
+  pause(): Promise<void>;
   /** SIGCONT: the server carries on where it was paused. */
   resume(): void;
   destroy(): void;
 }
 
-/** The postmaster's pid and those of its children (one per connection, and the helpers). */
-function serverPids(dataDir: string): number[] {
-  const postmaster = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  const children = readdirSync('/proc')
-    .filter((name) => /^\d+$/.test(name))
-    .filter((pid) => {
-      try {
-        // The parent pid is the 4th field, after the command name in parentheses.
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
-      } catch {
-        return false; // ended meanwhile
-      }
-    })
+/** The fields of /proc/<pid>/stat after the command name (state, parent pid, …); none once it ended. */
+function statFields(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name, in parentheses, may itself hold spaces and parentheses.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined; // ended meanwhile
+  }
+}
+
+function postmasterPid(dataDir: string): number {
+  return Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+}
+
+/** The postmaster's children: one per connection, and the helpers. */
+function childPids(postmaster: number): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name) && statFields(name)?.[1] === String(postmaster))
     .map(Number);
-  return [postmaster, ...children];
+}
+
+function serverPids(dataDir: string): number[] {
+  const postmaster = postmasterPid(dataDir);
+  return [postmaster, ...childPids(postmaster)];
+}
+
+/** Sends `signal` to each of `pids` that is still there. */
+function signalAll(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
+}
+
+/**
+ * Stops `pids` and resolves once none of them can run: `kill` only queues the signal, and a
+ * process stops (state T) when it leaves the system call it is in, a fork or an fsync included.
+ */
+async function stopAll(pids: number[]): Promise<void> {
+  signalAll(pids, 'SIGSTOP');
+  const running = () => pids.filter((pid) => !['T', 'Z', undefined].includes(statFields(pid)?.[0]));
+  const deadline = Date.now() + 10_000;
+  while (running().length > 0) {
+    if (Date.now() > deadline) throw new Error(`PostgreSQL processes ${running()} did not stop`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
 }
 
 /**
@@ -77,16 +114,20 @@ export async function startTempPostgres(): Promise<TempPostgres> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop: () => run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']),
-    pause() {
-      // The postmaster first, so that no new connection process starts meanwhile.
-      const [postmaster] = serverPids(dataDir);
-      process.kill(postmaster as number, 'SIGSTOP');
-      serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGSTOP'));
+    async pause() {
+      // The postmaster first, and seen stopped before its children are listed. A fork it is in
+      // when signalled still completes, and the new backend is not stopped with it (a signal to
+      // one process is not passed on to the child it is forking). Listed before that fork
+      // returned, such a backend was missed and kept running: statements sent after pause()
+      // committed, and a webhook sent "during" the pause got a 200.
+      const postmaster = postmasterPid(dataDir);
+      await stopAll([postmaster]);
+      await stopAll(childPids(postmaster));
     },
-    resume: () => serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGCONT')),
+    resume: () => signalAll(serverPids(dataDir), 'SIGCONT'),
     destroy() {
       try {
-        serverPids(dataDir).forEach((pid) => process.kill(pid, 'SIGCONT'));
+        signalAll(serverPids(dataDir), 'SIGCONT');
       } catch {
         // not running
       }
