@@ -120,9 +120,13 @@ export class Worker {
   }
 
   private async run(): Promise<void> {
+    // While a backlog lasts, a claim waits until an eighth of the slots are free: a claim for
+    // each finished event would make claims, not the AI, the limit (each walks the queue's
+    // turns), and a few idle slots for one claim's round trip cost less.
+    const backlogClaim = Math.ceil(this.options.concurrency / 8);
     while (!this.stopping) {
       const free = this.options.concurrency - this.inFlight.size;
-      if (free > 0) {
+      if (free > 0 && (!this.backlog || free >= backlogClaim)) {
         try {
           const batch = await this.claim(free);
           for (const event of batch) void this.track(event);
