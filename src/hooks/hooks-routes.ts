@@ -7,7 +7,7 @@ import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
 import type { IngestService, ReceivingChannel } from './ingest-service.js';
-import type { HookRateLimits } from './rate-limits.js';
+import { senderKey, type HookRateLimits } from './rate-limits.js';
 import { readBody } from './read-body.js';
 import { requestedWait } from './requested-wait.js';
 import { duplicateAnswer } from './webhook-answer.js';
@@ -42,6 +42,18 @@ export function hooksRouter(
   const postOnly: RequestHandler = (req, res, next) => {
     if (req.method !== 'POST') throw hookErrors.methodNotAllowed();
     res.locals.receivedAt = Date.now();
+    next();
+  };
+
+  const limitSender: HookHandler = async (req, res, next) => {
+    const refusal = await limits.perSender.hit(senderKey(req.ip), res);
+    if (refusal) throw refusal;
+    next();
+  };
+
+  const limitChannel: HookHandler = async (_req, res, next) => {
+    const refusal = await limits.perChannel.hit(res.locals.channel.webhook_token_hash, res);
+    if (refusal) throw refusal;
     next();
   };
 
@@ -105,9 +117,9 @@ export function hooksRouter(
     res.status(200).json(answer);
   };
 
-  router.all('/:token', postOnly, limits.perSender, findChannel, limits.perChannel, receive);
-  router.all('/:token/events/:eventId', getOnly, limits.perSender, findChannel, fetchAnswer);
-  router.all('/', postOnly, limits.perSender, () => {
+  router.all('/:token', postOnly, limitSender, findChannel, limitChannel, receive);
+  router.all('/:token/events/:eventId', getOnly, limitSender, findChannel, fetchAnswer);
+  router.all('/', postOnly, limitSender, () => {
     throw hookErrors.channelNotFound();
   });
   // Every refusal passes here and is counted by its code. Anything that is not an AppError
