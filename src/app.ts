@@ -1,15 +1,36 @@
+import type { RequestListener } from 'node:http';
 import express from 'express';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import { apiRouter } from './api/api-router.js';
 import type { AppContext } from './context.js';
 import { errorHandler, notFound } from './errors.js';
 import { healthRoutes } from './health-routes.js';
+import { webhookFastPath } from './hooks/hook-fast-path.js';
 import { hooksRouter } from './hooks/hooks-routes.js';
 import { loggedEventId, WebhookReceiver } from './hooks/webhook-receiver.js';
 import { redactUrl } from './logger.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { panelRouter } from './panel/panel-router.js';
 import { viewsDir } from './paths.js';
+
+/**
+ * What the web role's HTTP server calls for each request. Webhooks (`POST /hooks/<token>`) are
+ * answered by the receiver without going through Express (see src/hooks/hook-fast-path.ts);
+ * every other request goes to the Express app, whose webhook route has the same receiver.
+ */
+export function createRequestListener(ctx: AppContext): RequestListener {
+  const receiver = webhookReceiver(ctx);
+  const logRequest = requestLogger(ctx);
+  const app = buildApp(ctx, receiver, logRequest);
+  const receiveWebhook = webhookFastPath(
+    receiver,
+    { trustProxy: app.get('trust proxy fn'), parseQuery: app.get('query parser fn') },
+    logRequest,
+  );
+  return (req, res) => {
+    if (!receiveWebhook(req, res)) app(req, res);
+  };
+}
 
 /** The Express app of the web role, every route included; it does not listen. */
 export function createApp(ctx: AppContext): express.Express {

@@ -22,8 +22,9 @@ type HookHandler = RequestHandler<
 >;
 
 /**
- * The webhook routes (mounted at `/hooks`). `POST /hooks/:token` is the receiver's (see
- * webhook-receiver.ts), which checks the method itself.
+ * The webhook routes (mounted at `/hooks`). `POST /hooks/:token` is the receiver's: requests
+ * the server's fast path answers never get here (see hook-fast-path.ts), those it leaves to
+ * Express (another method, a URL it does not take as it stands) get the same receiver.
  * `GET /hooks/:token/events/:eventId` answers like the POST did, for an event of that channel.
  */
 export function hooksRouter(

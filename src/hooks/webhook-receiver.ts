@@ -12,7 +12,7 @@ import { readBody } from './read-body.js';
 import { requestedWait } from './requested-wait.js';
 import { duplicateAnswer, sendAnswer, type WebhookAnswer } from './webhook-answer.js';
 
-/** One `POST /hooks/:token`, as the receiver needs it. */
+/** One `POST /hooks/:token`, however it reached the receiver (see hook-fast-path.ts). */
 export interface HookRequest {
   req: IncomingMessage;
   res: ServerResponse;
@@ -48,7 +48,7 @@ export function loggedEventId(res: ServerResponse): string | undefined {
  * The webhook receiver: `POST /hooks/:token`. The order of its steps is the order of the checks
  * senders can rely on: method, sender rate limit, token, channel rate limit, then the body checks
  * in the ingest service. It works on Node's request and response, not Express's, so that webhooks
- * can be answered without the Express router.
+ * can be answered before the Express router (see hook-fast-path.ts) and through it alike.
  */
 export class WebhookReceiver {
   constructor(private readonly parts: ReceiverParts) {}
