@@ -1,38 +1,56 @@
+import type { RequestListener } from 'node:http';
 import express from 'express';
-import { pinoHttp } from 'pino-http';
+import { pinoHttp, type HttpLogger } from 'pino-http';
 import { apiRouter } from './api/api-router.js';
 import type { AppContext } from './context.js';
 import { errorHandler, notFound } from './errors.js';
 import { healthRoutes } from './health-routes.js';
+import { webhookFastPath } from './hooks/hook-fast-path.js';
 import { hooksRouter } from './hooks/hooks-routes.js';
+import { loggedEventId, WebhookReceiver } from './hooks/webhook-receiver.js';
 import { redactUrl } from './logger.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { panelRouter } from './panel/panel-router.js';
 import { viewsDir } from './paths.js';
 
-/** The HTTP app for the web role; it does not listen (main.ts and the tests do). */
+/**
+ * What the web role's HTTP server calls for each request. Webhooks (`POST /hooks/<token>`) are
+ * answered by the receiver without going through Express (see src/hooks/hook-fast-path.ts);
+ * every other request goes to the Express app, whose webhook route has the same receiver.
+ */
+export function createRequestListener(ctx: AppContext): RequestListener {
+  const receiver = webhookReceiver(ctx);
+  const logRequest = requestLogger(ctx);
+  const app = buildApp(ctx, receiver, logRequest);
+  const receiveWebhook = webhookFastPath(
+    receiver,
+    { trustProxy: app.get('trust proxy fn'), parseQuery: app.get('query parser fn') },
+    logRequest,
+  );
+  return (req, res) => {
+    if (!receiveWebhook(req, res)) app(req, res);
+  };
+}
+
+/** The Express app of the web role, every route included; it does not listen. */
 export function createApp(ctx: AppContext): express.Express {
+  return buildApp(ctx, webhookReceiver(ctx), requestLogger(ctx));
+}
+
+function buildApp(
+  ctx: AppContext,
+  receiver: WebhookReceiver,
+  logRequest: HttpLogger | undefined,
+): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', ctx.config.trustProxy);
   app.set('views', viewsDir);
   app.set('view engine', 'ejs');
-  // The request log is written at info; below that level the middleware would be pure cost.
-  if (ctx.log.isLevelEnabled('info')) app.use(requestLogger(ctx));
+  if (logRequest) app.use(logRequest);
   // Webhooks first: the busiest path should not walk past the other routers.
-  app.use(
-    '/hooks',
-    hooksRouter(
-      ctx.ingest,
-      ctx.hookLimits,
-      ctx.config,
-      ctx.log,
-      ctx.metrics,
-      ctx.answers,
-      ctx.config.syncWaitMaxS,
-    ),
-  );
+  app.use('/hooks', hooksRouter(receiver, ctx.answers, ctx.config.syncWaitMaxS));
   app.use(healthRoutes(ctx.db, ctx.redis));
   app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
   app.use('/api/v1', apiRouter(ctx));
@@ -42,6 +60,18 @@ export function createApp(ctx: AppContext): express.Express {
   });
   app.use(errorHandler(ctx.log));
   return app;
+}
+
+function webhookReceiver(ctx: AppContext): WebhookReceiver {
+  return new WebhookReceiver({
+    ingest: ctx.ingest,
+    limits: ctx.hookLimits,
+    bodyLimits: ctx.config,
+    log: ctx.log,
+    metrics: ctx.metrics,
+    answers: ctx.answers,
+    syncWaitMaxS: ctx.config.syncWaitMaxS,
+  });
 }
 
 /** The HTTP app of a `ROLE=worker` process: health, readiness and metrics, nothing else. */
@@ -58,8 +88,12 @@ export function createOpsApp(ctx: AppContext): express.Express {
   return app;
 }
 
-/** One line per request; webhook tokens are cut from URLs and no bodies are logged. */
-function requestLogger(ctx: AppContext) {
+/**
+ * One line per request; webhook tokens are cut from URLs and no bodies are logged. The request
+ * log is written at info; below that level there is no logger, whose work would be pure cost.
+ */
+function requestLogger(ctx: AppContext): HttpLogger | undefined {
+  if (!ctx.log.isLevelEnabled('info')) return undefined;
   return pinoHttp({
     logger: ctx.log,
     quietReqLogger: true,
@@ -76,7 +110,7 @@ function requestLogger(ctx: AppContext) {
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
     customProps: (_req, res) => {
-      const eventId = (res as { locals?: { eventId?: string } }).locals?.eventId;
+      const eventId = loggedEventId(res);
       return eventId ? { eventId } : {};
     },
   });

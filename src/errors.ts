@@ -1,4 +1,5 @@
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { ErrorRequestHandler } from 'express';
 import { ZodError } from 'zod';
 import type { Logger } from './logger.js';
 // Every ZodError turned into a problem below carries these readable messages.
@@ -51,12 +52,25 @@ export function toProblem(error: AppError): Problem {
   };
 }
 
-export function sendProblem(res: Response, error: AppError): void {
+/**
+ * Answers `application/problem+json`, on any response: the Express routes' and the webhook
+ * receiver's, which answers without Express. The headers are those Express's `res.type().send()`
+ * gave; Node leaves the body out of an answer to HEAD.
+ */
+export function sendProblem(res: ServerResponse, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res
-    .status(error.status)
-    .type('application/problem+json')
-    .send(JSON.stringify(toProblem(error)));
+  const body = JSON.stringify(toProblem(error));
+  res.statusCode = error.status;
+  res.setHeader('Content-Type', 'application/problem+json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(body)));
+  res.end(body);
+}
+
+/** Anything thrown, as the AppError to answer; server-side failures (5xx) are logged. */
+export function reportedError(error: unknown, log: Logger): AppError {
+  const appError = asAppError(error);
+  if (appError.status >= 500) log.error({ err: error }, 'request failed');
+  return appError;
 }
 
 /** Turns anything thrown into an AppError; unknown errors become a 500 that reveals nothing. */
@@ -134,8 +148,7 @@ export function isDatabaseUnreachable(error: unknown): boolean {
 /** The final error middleware: problem+json for the receiver and the API, HTML for the panel. */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
-    const appError = asAppError(error);
-    if (appError.status >= 500) log.error({ err: error }, 'request failed');
+    const appError = reportedError(error, log);
     if (res.headersSent) return;
     const wantsHtml =
       !/^\/(api|hooks)(\/|$)/.test(req.path) && req.accepts(['json', 'html']) === 'html';

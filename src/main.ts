@@ -1,6 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createApp, createOpsApp } from './app.js';
+import { createOpsApp, createRequestListener } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createContext } from './context.js';
 import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './http-limits.js';
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const server = await listen(
-    config.role === 'worker' ? createOpsApp(ctx) : createApp(ctx),
+    config.role === 'worker' ? createOpsApp(ctx) : createRequestListener(ctx),
     config,
   );
   const { port } = server.address() as AddressInfo;
@@ -83,8 +83,8 @@ function stopAccepting(server: Server, graceMs: number): Promise<void> {
   });
 }
 
-function listen(app: ReturnType<typeof createApp>, config: Config): Promise<Server> {
-  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, app);
+function listen(onRequest: RequestListener, config: Config): Promise<Server> {
+  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, onRequest);
   applyHttpLimits(server, config);
   return new Promise((resolve, reject) => {
     server.once('error', reject);

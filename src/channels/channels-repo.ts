@@ -172,32 +172,42 @@ export async function updateChannel(
   return rows[0];
 }
 
+/** Gives the channel a new token; `previous_token_hash` is the hash of the URL it replaced. */
 export async function replaceWebhookToken(
   db: Queryable,
   workspaceId: string,
   id: string,
   token: string,
   tokenHash: string,
-): Promise<ChannelRow | undefined> {
-  const { rows } = await db.query<ChannelRow>(
-    `update channels set webhook_token = $3, webhook_token_hash = $4, updated_at = now()
+): Promise<(ChannelRow & { previous_token_hash: string }) | undefined> {
+  const { rows } = await db.query<ChannelRow & { previous_token_hash: string }>(
+    `with previous as (
+       select webhook_token_hash from channels
+       where workspace_id = $1 and id = $2 and deleted_at is null
+       for update
+     )
+     update channels set webhook_token = $3, webhook_token_hash = $4, updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
-     returning ${COLUMNS}`,
+     returning ${COLUMNS}, (select webhook_token_hash from previous) as previous_token_hash`,
     [workspaceId, id, token, tokenHash],
   );
   return rows[0];
 }
 
-/** Deleted channels keep their row so that their events stay readable in Brain Logs. */
+/**
+ * Deleted channels keep their row so that their events stay readable in Brain Logs.
+ * Returns the deleted channel's token hash; undefined when there was no such channel.
+ */
 export async function markChannelDeleted(
   db: Queryable,
   workspaceId: string,
   id: string,
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ webhook_token_hash: string }>(
     `update channels set deleted_at = now(), enabled = false, updated_at = now()
-     where workspace_id = $1 and id = $2 and deleted_at is null`,
+     where workspace_id = $1 and id = $2 and deleted_at is null
+     returning webhook_token_hash`,
     [workspaceId, id],
   );
-  return rowCount > 0;
+  return rows[0]?.webhook_token_hash;
 }

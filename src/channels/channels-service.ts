@@ -176,11 +176,15 @@ export class ChannelsService {
       token,
       hashWebhookToken(token),
     );
+    // The old URL stops working in this process now, not when its notification arrives.
+    if (row) this.options.onChanged?.(row.previous_token_hash);
     return this.toChannel(orNotFound(row));
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.markChannelDeleted(this.db, workspaceId, id))) throw notFound('This channel');
+    const tokenHash = await repo.markChannelDeleted(this.db, workspaceId, id);
+    if (tokenHash === undefined) throw notFound('This channel');
+    this.options.onChanged?.(tokenHash);
   }
 }
 

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../errors.js';
 import { hookErrors } from './hook-errors.js';
 
@@ -9,7 +9,7 @@ import { hookErrors } from './hook-errors.js';
  * when both are given.
  */
 export function requestedWait(
-  req: Pick<Request, 'headers'> & { query: unknown },
+  req: { headers: IncomingHttpHeaders; query: unknown },
   maxSeconds: number,
 ): number | AppError {
   const query = (req.query as Record<string, unknown> | undefined)?.wait;

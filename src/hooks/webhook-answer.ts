@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import type { AnswerRow } from '../events/event-answers-repo.js';
 import { answerOf, type EventAnswer } from '../events/event-answers.js';
 import type { FirstEvent } from './store-event-batch.js';
@@ -9,4 +10,16 @@ export type WebhookAnswer = EventAnswer & { duplicate?: true };
 export function duplicateAnswer(first: FirstEvent | EventAnswer): WebhookAnswer {
   const answer = 'event_id' in first ? first : answerOf(first as AnswerRow);
   return { ...answer, duplicate: true };
+}
+
+/**
+ * Sends a `200` JSON answer with the headers Express's `res.json()` gives, on a plain response:
+ * the receiver answers without Express.
+ */
+export function sendAnswer(res: ServerResponse, answer: WebhookAnswer): void {
+  const body = JSON.stringify(answer);
+  res.statusCode = 200;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', String(Buffer.byteLength(body)));
+  res.end(body);
 }

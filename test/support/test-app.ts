@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createApp } from '../../src/app.js';
+import { createRequestListener } from '../../src/app.js';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
 import { applyHttpLimits, CONNECTIONS_CHECK_MS } from '../../src/http-limits.js';
@@ -65,7 +65,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await ctx.start({ background: false });
   applyHttpLimits(server, config);
   await options.setup?.(ctx, config);
-  server.on('request', createApp(ctx));
+  server.on('request', createRequestListener(ctx));
 
   return {
     baseUrl,
