@@ -1,4 +1,3 @@
-import { Webhook } from 'standardwebhooks';
 import { sameSecret } from '../../secrets.js';
 import {
   checkTimestamp,
@@ -36,19 +35,29 @@ function required(request: SignedRequest, name: string): string {
 const WEBHOOK_NAMES = ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
 const SVIX_NAMES = ['svix-id', 'svix-timestamp', 'svix-signature'];
 
-function signer(secret: string): Webhook {
-  try {
-    return new Webhook(secret);
-  } catch {
+const WHSEC_PREFIX = 'whsec_';
+
+/** The HMAC key of a Standard Webhooks secret: the base64 after `whsec_`. */
+function standardWebhooksKey(secret: string): Buffer {
+  const key = Buffer.from(
+    secret.startsWith(WHSEC_PREFIX) ? secret.slice(WHSEC_PREFIX.length) : secret,
+    'base64',
+  );
+  if (key.length === 0) {
     throw new SignatureFailure(
       "This channel's secret is not a Standard Webhooks secret (whsec_...).",
     );
   }
+  return key;
 }
 
 /**
- * Standard Webhooks (and Svix, its origin, with `svix-` header names). The package computes the
- * signature; the timestamp is checked here so that the channel's tolerance applies.
+ * Standard Webhooks (and Svix, its origin, with `svix-` header names): `v1,` and the base64
+ * HMAC-SHA256 of `id.timestamp.body`, keyed by the secret. Computed with node:crypto as the
+ * standardwebhooks package computes it, because the package hashes in JavaScript: 15.4 µs per
+ * 1 KB request against 2.2 µs, a seventh of the receiver's CPU per webhook. The package still
+ * checks every secret saved (sender-schemas.ts), and the tests sign with it. The timestamp is
+ * checked here so that the channel's tolerance applies.
  */
 const standardWebhooks: SchemeCheck = (request, settings, secret) => {
   const prefix =
@@ -59,8 +68,11 @@ const standardWebhooks: SchemeCheck = (request, settings, secret) => {
   const id = required(request, `${prefix}-id`);
   const timestamp = checkTimestamp(required(request, `${prefix}-timestamp`), tolerance(settings));
   const signatures = required(request, `${prefix}-signature`);
-  const expected = signer(secret).sign(id, new Date(timestamp * 1000), request.body);
-  const expectedBytes = decodeSignature(expected.slice('v1,'.length), 'base64');
+  const expectedBytes = hmacSha256(
+    standardWebhooksKey(secret),
+    `${id}.${timestamp}.`,
+    request.body,
+  );
   const matched = signatures
     .split(' ')
     .map((entry) => entry.split(','))
