@@ -4,6 +4,7 @@ import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
 import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
 import { runOpenLoop } from './open-loop.js';
 import { orderPayload } from './payload.js';
+import { cpuBetween, cpuOfPids, machineCpu } from './process-cpu.js';
 import { runSql } from './scratch-database.js';
 
 export interface EndToEndOptions {
@@ -23,10 +24,19 @@ export interface EndToEndResult extends EndToEndOptions {
   aiCalls: number;
   /** Replied events per second, from the first 200 to the last reply. */
   repliedPerSecond: number;
+  /**
+   * Replies per second from the first reply to the last: the worker's completion rate. When
+   * events are posted faster than the worker answers them, a backlog waits all along and this
+   * is its capacity (WORKER_CONCURRENCY ÷ AI latency at best).
+   */
+  completedPerSecond: number;
   /** From the sender's 200 to the event's `completed_at`. */
   answerToReplied: LatencySummary;
   /** Between the event's own `received_at` and `completed_at` (both database clocks). */
   receivedToCompleted: LatencySummary;
+  /** From the first event posted to the last finished: the server's CPU, and the machine's, in cores. */
+  serverCores: number | undefined;
+  machineCores: number | undefined;
   stalled: boolean;
 }
 
@@ -51,12 +61,20 @@ export async function runEndToEnd(
   });
   try {
     const answeredAt = new Map<string, number>();
+    const started = {
+      at: performance.now(),
+      server: cpuOfPids([server.pid]),
+      machine: machineCpu(),
+    };
     const sent = await runOpenLoop(webhookUrl, orderPayload, {
       rate: options.rate,
       seconds: options.events / options.rate,
       onAccepted: (eventId, at) => answeredAt.set(eventId, at),
     });
     const stalled = await waitForWorker(hookprompt.databaseUrl, options.stallMs);
+    const wallMs = performance.now() - started.at;
+    const serverMs = cpuBetween(started.server, cpuOfPids([server.pid]));
+    const machine = machineCpu();
 
     // extract() gives numeric, which pg hands over as text.
     const rows = await runSql<{
@@ -75,6 +93,7 @@ export async function runEndToEnd(
     const statuses: Record<string, number> = {};
     const answerToReplied: number[] = [];
     const receivedToCompleted: number[] = [];
+    let firstReply = Infinity;
     let lastReply = 0;
     for (const row of rows) {
       statuses[row.status] = (statuses[row.status] ?? 0) + 1;
@@ -82,6 +101,7 @@ export async function runEndToEnd(
       const completed = Number(row.completed_ms);
       answerToReplied.push(completed - (answeredAt.get(row.id) as number));
       receivedToCompleted.push(completed - Number(row.received_ms));
+      firstReply = Math.min(firstReply, completed);
       lastReply = Math.max(lastReply, completed);
     }
     const firstAnswer = Math.min(...answeredAt.values());
@@ -92,8 +112,12 @@ export async function runEndToEnd(
       statuses,
       aiCalls: ai.calls(),
       repliedPerSecond: answerToReplied.length / ((lastReply - firstAnswer) / 1000),
+      completedPerSecond: (answerToReplied.length - 1) / ((lastReply - firstReply) / 1000),
       answerToReplied: summariseLatencies(answerToReplied),
       receivedToCompleted: summariseLatencies(receivedToCompleted),
+      serverCores: started.server.size ? serverMs / wallMs : undefined,
+      machineCores:
+        machine && started.machine ? (machine.busyMs - started.machine.busyMs) / wallMs : undefined,
       stalled,
     };
   } finally {
