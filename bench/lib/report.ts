@@ -108,33 +108,35 @@ export function markdownReport(report: BenchReport): string {
       `after ${report.machine.loadAfter.map((n) => n.toFixed(2)).join(' ')}.`,
   );
 
-  parts.push(
-    '**Closed loop** (each connection sends its next request when the previous one is answered):\n\n' +
-      table(
-        [
-          'server',
-          'connections',
-          'accepted/s',
-          'p50 ms',
-          'p99 ms',
-          'max ms',
-          'non-200',
-          'server CPU ms/req',
-          'PG CPU ms/req',
-          'server CPU, share of a core',
-          'JS thread waited for a core',
-          'rest of the machine, cores',
-        ],
-        report.closedLoop.map((row) => [
-          row.round && row.round > 1 ? `${row.target}, run ${row.round}` : row.target,
-          String(row.connections),
-          perSecond(row.acceptedPerSecond),
-          ...latencyCells(row.latency),
-          formatStatusCounts(row.non200),
-          ...cpuCells(row.cpu),
-        ]),
-      ),
-  );
+  if (report.closedLoop.length) {
+    parts.push(
+      '**Closed loop** (each connection sends its next request when the previous one is answered):\n\n' +
+        table(
+          [
+            'server',
+            'connections',
+            'accepted/s',
+            'p50 ms',
+            'p99 ms',
+            'max ms',
+            'non-200',
+            'server CPU ms/req',
+            'PG CPU ms/req',
+            'server CPU, share of a core',
+            'JS thread waited for a core',
+            'rest of the machine, cores',
+          ],
+          report.closedLoop.map((row) => [
+            row.round && row.round > 1 ? `${row.target}, run ${row.round}` : row.target,
+            String(row.connections),
+            perSecond(row.acceptedPerSecond),
+            ...latencyCells(row.latency),
+            formatStatusCounts(row.non200),
+            ...cpuCells(row.cpu),
+          ]),
+        ),
+    );
+  }
 
   if (report.ratios.length) {
     parts.push(
