@@ -4,7 +4,7 @@ import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
 import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
 import { runOpenLoop } from './open-loop.js';
 import { orderPayload } from './payload.js';
-import { cpuBetween, cpuOfPids, machineCpu } from './process-cpu.js';
+import { cpuBetween, cpuOfPids, machineCpu, postgresBackends } from './process-cpu.js';
 import { runSql } from './scratch-database.js';
 
 export interface EndToEndOptions {
@@ -34,8 +34,13 @@ export interface EndToEndResult extends EndToEndOptions {
   answerToReplied: LatencySummary;
   /** Between the event's own `received_at` and `completed_at` (both database clocks). */
   receivedToCompleted: LatencySummary;
-  /** From the first event posted to the last finished: the server's CPU, and the machine's, in cores. */
+  /**
+   * From the first event posted to the last finished, in cores: the server, its database's
+   * PostgreSQL backends, this process (the sender and the fake AI), and the whole machine.
+   */
   serverCores: number | undefined;
+  postgresCores: number;
+  benchCores: number;
   machineCores: number | undefined;
   stalled: boolean;
 }
@@ -61,20 +66,24 @@ export async function runEndToEnd(
   });
   try {
     const answeredAt = new Map<string, number>();
-    const started = {
+    const database = new URL(hookprompt.databaseUrl).pathname.slice(1);
+    const snapshot = () => ({
       at: performance.now(),
       server: cpuOfPids([server.pid]),
+      postgres: cpuOfPids(postgresBackends(database)),
+      own: process.cpuUsage(),
       machine: machineCpu(),
-    };
+    });
+    const started = snapshot();
     const sent = await runOpenLoop(webhookUrl, orderPayload, {
       rate: options.rate,
       seconds: options.events / options.rate,
       onAccepted: (eventId, at) => answeredAt.set(eventId, at),
     });
     const stalled = await waitForWorker(hookprompt.databaseUrl, options.stallMs);
-    const wallMs = performance.now() - started.at;
-    const serverMs = cpuBetween(started.server, cpuOfPids([server.pid]));
-    const machine = machineCpu();
+    const ended = snapshot();
+    const wallMs = ended.at - started.at;
+    const own = process.cpuUsage(started.own);
 
     // extract() gives numeric, which pg hands over as text.
     const rows = await runSql<{
@@ -115,9 +124,15 @@ export async function runEndToEnd(
       completedPerSecond: (answerToReplied.length - 1) / ((lastReply - firstReply) / 1000),
       answerToReplied: summariseLatencies(answerToReplied),
       receivedToCompleted: summariseLatencies(receivedToCompleted),
-      serverCores: started.server.size ? serverMs / wallMs : undefined,
+      serverCores: started.server.size
+        ? cpuBetween(started.server, ended.server) / wallMs
+        : undefined,
+      postgresCores: cpuBetween(started.postgres, ended.postgres) / wallMs,
+      benchCores: (own.user + own.system) / 1000 / wallMs,
       machineCores:
-        machine && started.machine ? (machine.busyMs - started.machine.busyMs) / wallMs : undefined,
+        ended.machine && started.machine
+          ? (ended.machine.busyMs - started.machine.busyMs) / wallMs
+          : undefined,
       stalled,
     };
   } finally {

@@ -179,7 +179,7 @@ export function markdownReport(report: BenchReport): string {
             'AI calls',
             'replies/s (first to last reply)',
             '200→replied p50 / p99 / max ms',
-            'server CPU, cores / machine busy, cores',
+            'cores used: server / PostgreSQL / sender + fake AI / machine',
           ],
           e2e.map((run) => [
             String(run.workerConcurrency),
@@ -192,7 +192,9 @@ export function markdownReport(report: BenchReport): string {
             String(run.aiCalls),
             perSecond(run.completedPerSecond),
             latencyCells(run.answerToReplied).join(' / '),
-            `${run.serverCores?.toFixed(2) ?? '–'} / ${run.machineCores?.toFixed(2) ?? '–'}`,
+            [run.serverCores, run.postgresCores, run.benchCores, run.machineCores]
+              .map((cores) => cores?.toFixed(2) ?? '–')
+              .join(' / '),
           ]),
         ),
     );
