@@ -10,9 +10,9 @@
  * databases, dropped at the end. Results go to bench/results/ingest-<time>.json and are printed
  * as markdown, ending with issue 17's table (figure | measured | goal | met).
  *
- *   npm run bench                      everything below; about 9 minutes on the 2-core VM, plus
- *                                      about 10 minutes to fill the 10,000,000-event database
- *                                      (see --scale-keep to fill it once)
+ *   npm run bench                      everything below; about 17 minutes on the 2-core VM,
+ *                                      11 of them to fill the 10,000,000-event database (with
+ *                                      --scale-keep, once: later runs take about 6 minutes)
  *   npm run bench -- --quick           3 s runs, 3 s of end-to-end events, 100,000 events
  *   npm run bench -- --profile         also a CPU profile of the receiver at 128 connections
  *
@@ -37,8 +37,8 @@
  * --e2e-seconds=<s>, --e2e-rate=<n/s> and --e2e-events=<n> (the same for every concurrency),
  * --fairness (also how long a workspace's single event waits next to another's backlog of
  * 2,000), --scale-events=<n> (0 skips part 5), --scale-keep (keep the filled database,
- * hookprompt_bench_events_<n>, about 17 GB at 10,000,000, and reuse it in later runs with
- * --scale-keep while the migrations are the same: part 5 then takes about 2 minutes).
+ * hookprompt_bench_events_<n>, 14.5 GiB at 10,000,000, and reuse it in later runs with
+ * --scale-keep while the migrations are the same: part 5 then takes about a minute).
  * `--only=ours` runs ours, its end to end and the large table; `--only=e2e` the end to end
  * only. BENCH_DATABASE_URL picks the server (default postgres://postgres@127.0.0.1:5432/postgres).
  */

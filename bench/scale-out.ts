@@ -12,7 +12,7 @@
  * Redis and of the load generator, and the CPU they used together in cores: on a machine
  * whose cores are all busy, that sum says CPU is what saturates.
  *
- *   npm run bench:scale-out                           about 3 minutes on the 2-core VM
+ *   npm run bench:scale-out                           about 2 minutes on the 2-core VM
  *   npm run bench:scale-out -- --webs=1,2,4 --runs=2 --duration=10 --connections=128
  *
  * Also --tsx (run the sources), --no-build (dist/ as it is), --entry=<main.js>. BENCH_DATABASE_URL

@@ -50,7 +50,7 @@ const CONNECTIONS = 128;
 
 /**
  * Does ingest slow down when the events table is large? Fills a database with `events` events
- * (bench/lib/events-fill.ts; ~10 minutes for 10,000,000 on 2 cores) and another with none, the
+ * (bench/lib/events-fill.ts; ~11 minutes for 10,000,000 on 2 cores) and another with none, the
  * same schema, workspace and channels; starts hookprompt on each; times the Brain Logs first
  * pages through the API on both; then measures accepted/s at 128 connections on each, alternating.
  */
@@ -209,7 +209,7 @@ async function fillLogged(url: string, events: number): Promise<FillResult> {
   return fill;
 }
 
-export const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GB`;
+export const gb = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
 
 /** Times GET /api/v1/events`query` on the running server: 5 unmeasured, then 30. */
 async function timeApi(running: RunningTarget, query: string): Promise<LatencySummary> {
