@@ -1,42 +1,60 @@
 /**
- * Ingest benchmark: how many webhooks per second the receiver accepts (answers 200 after the
- * event is committed), at what latency, against baselines on the same PostgreSQL:
+ * Ingest benchmark, and every figure of issue 17 in one table at the end. How many webhooks per
+ * second the receiver accepts (answers 200 after the event is committed), at what latency,
+ * against baselines on the same PostgreSQL:
  *   (a)   Express + express.json() + one INSERT committed per request (pg Pool of 10)
  *   (a+q) (a) plus the quota as one hot counter row updated in the same transaction
  *   (b)   the Express handler of (a) without the database
  *   (c)   a node:http hello world
- * Every server runs as a child process; the load comes from this one. Each run gets a scratch
- * database, dropped at the end. Results go to bench/results/ingest-<time>.json and are printed
- * as a markdown table.
+ * Every server runs as a child process; the load comes from this one. Each run gets scratch
+ * databases, dropped at the end. Results go to bench/results/ingest-<time>.json and are printed
+ * as markdown, ending with issue 17's table (figure | measured | goal | met).
  *
- *   npm run bench                      closed loop at 32 and 128 connections, 10 s each; fixed
- *                                      rate 500/s; end to end with the worker; and the receiver
- *                                      again on a channel with standard-webhooks verification
- *                                      and automatic duplicate detection (ours-signed)
- *   npm run bench -- --quick           3 s runs
+ *   npm run bench                      everything below; about 17 minutes on the 2-core VM,
+ *                                      11 of them to fill the 10,000,000-event database (with
+ *                                      --scale-keep, once: later runs take about 6 minutes)
+ *   npm run bench -- --quick           3 s runs, 3 s of end-to-end events, 100,000 events
  *   npm run bench -- --profile         also a CPU profile of the receiver at 128 connections
  *
- * Options: --duration=<s> (or BENCH_DURATION), --only=ours,ours-signed,a,a+q,b,c, --tsx (run the sources
- * instead of the build), --no-build (use dist/ as it is), --entry=<main.js> (measure another
- * build of hookprompt, e.g. a candidate change built elsewhere), --skip-e2e, --e2e-events=<n>,
- * --e2e-rate=<n/s>, --e2e-concurrency=<WORKER_CONCURRENCY>, --fairness (also measure how long a
- * workspace's single event waits next to another's backlog of 2,000; `--only=e2e` runs only the
- * end-to-end and fairness parts). BENCH_DATABASE_URL picks the server
- * (default postgres://postgres@127.0.0.1:5432/postgres).
+ * What it runs, in order:
+ *   1. (c), (b), (a+q): closed loop at 32 and 128 connections (10 s each), fixed rate 500/s;
+ *   2. --rounds (2) interleaved rounds of (a) then ours at 128 connections (the first round
+ *      also at 32 and at 500/s), ours measured at 500/s evenly paced --fixed-runs (3) times
+ *      over the rounds;
+ *   3. ours on a channel with standard-webhooks verification and automatic duplicate detection
+ *      (ours-signed), and ours with LOG_LEVEL=info;
+ *   4. end to end with the worker (ROLE=all) and a fake AI answering in 200 ms, once per
+ *      WORKER_CONCURRENCY (8, 32, 128): events posted at 1.5 × its capacity (concurrency ÷
+ *      0.2 s) for --e2e-seconds (10), so a backlog forms; the rate of replies is the capacity;
+ *   5. a database holding --scale-events events (10,000,000; bench/lib/events-fill.ts) and one
+ *      holding none: Brain Logs first pages through the API, and ingest at 128 connections on
+ *      each, alternating (bench/lib/scale-events.ts).
+ *
+ * Options: --duration=<s> (or BENCH_DURATION), --only=ours,ours-signed,a,a+q,b,c,e2e,scale,
+ * --tsx (run the sources instead of the build), --no-build (use dist/ as it is),
+ * --entry=<main.js> (measure another build of hookprompt, e.g. a candidate change built
+ * elsewhere), --rounds=<n>, --fixed-runs=<n>, --skip-e2e, --e2e-concurrency=<n,n,…>,
+ * --e2e-seconds=<s>, --e2e-rate=<n/s> and --e2e-events=<n> (the same for every concurrency),
+ * --fairness (also how long a workspace's single event waits next to another's backlog of
+ * 2,000), --scale-events=<n> (0 skips part 5), --scale-keep (keep the filled database,
+ * hookprompt_bench_events_<n>, 14.5 GiB at 10,000,000, and reuse it in later runs with
+ * --scale-keep while the migrations are the same: part 5 then takes about a minute).
+ * `--only=ours` runs ours, its end to end and the large table; `--only=e2e` the end to end
+ * only. BENCH_DATABASE_URL picks the server (default postgres://postgres@127.0.0.1:5432/postgres).
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { BASELINE_SCHEMA } from './baselines/baseline-schema.js';
-import { runClosedLoop } from './lib/closed-loop.js';
+import { BenchRun } from './lib/bench-run.js';
+import { build } from './lib/build.js';
 import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cpu-profile.js';
-import { runEndToEnd } from './lib/end-to-end.js';
+import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
+import { figuresMarkdown } from './lib/issue-figures.js';
 import { runOpenLoop } from './lib/open-loop.js';
 import { orderPayload } from './lib/payload.js';
-import { cpuSnapshot, cpuUse } from './lib/process-cpu.js';
 import {
   closedLoopLine,
   markdownReport,
@@ -45,8 +63,8 @@ import {
   type ClosedLoopRow,
   type OpenLoopRow,
 } from './lib/report.js';
-import { totalOf } from './lib/latency.js';
-import { createScratchDatabase, runSql, type ScratchDatabase } from './lib/scratch-database.js';
+import { runScaleEvents } from './lib/scale-events.js';
+import { runSql } from './lib/scratch-database.js';
 import { projectRoot } from './lib/server-process.js';
 import { standardWebhooksSender } from './lib/signed-sender.js';
 import {
@@ -66,11 +84,16 @@ const { values: flags } = parseArgs({
     entry: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '2' },
+    'fixed-runs': { type: 'string', default: '3' },
     'skip-e2e': { type: 'boolean', default: false },
+    'e2e-concurrency': { type: 'string', default: '8,32,128' },
+    'e2e-seconds': { type: 'string' },
     'e2e-events': { type: 'string' },
     'e2e-rate': { type: 'string' },
-    'e2e-concurrency': { type: 'string', default: '64' },
     fairness: { type: 'boolean', default: false },
+    'scale-events': { type: 'string' },
+    'scale-keep': { type: 'boolean', default: false },
   },
 });
 
@@ -78,18 +101,29 @@ const seconds = Number(flags.duration ?? process.env.BENCH_DURATION ?? (flags.qu
 const warmupSeconds = flags.quick ? 1 : 2;
 const connectionCounts = [32, 128];
 const fixedRate = 500;
+const rounds = Number(flags.rounds);
+const fixedRuns = Number(flags['fixed-runs']);
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const only = flags.only ? new Set(flags.only.split(',')) : undefined;
-const e2eRate = Number(flags['e2e-rate'] ?? 200);
-const e2eEvents = Number(flags['e2e-events'] ?? (flags.quick ? 3 * e2eRate : 2000));
-if (!(seconds > 0) || !(e2eRate > 0) || !(e2eEvents > 0))
-  throw new Error('durations, rates and counts must be positive');
+const aiDelayMs = 200;
+const e2eConcurrencies = flags['e2e-concurrency'].split(',').map(Number);
+const e2eSeconds = Number(flags['e2e-seconds'] ?? (flags.quick ? 3 : 10));
+const scaleEvents = Number(flags['scale-events'] ?? (flags.quick ? 100_000 : 10_000_000));
+const positive = [seconds, rounds, e2eSeconds, ...e2eConcurrencies];
+if (!positive.every((n) => n > 0) || !(fixedRuns >= 0))
+  throw new Error('durations, rounds, runs and concurrencies must be positive');
+if (!(scaleEvents >= 0)) throw new Error('--scale-events must be 0 or more');
 
 const resultsDir = join(projectRoot, 'bench', 'results');
-const logsDir = join(resultsDir, 'logs');
 const stamp = new Date().toISOString().slice(0, 19).replaceAll(':', '-');
-mkdirSync(logsDir, { recursive: true });
-const logFile = (key: string) => join(logsDir, `${stamp}-${key.replace(/[^a-z0-9]+/gi, '-')}.log`);
+mkdirSync(join(resultsDir, 'logs'), { recursive: true });
+const run = new BenchRun({
+  adminUrl,
+  seconds,
+  warmupSeconds,
+  logsDir: join(resultsDir, 'logs'),
+  stamp,
+});
 
 const hookpromptEntry = flags.entry
   ? [flags.entry]
@@ -104,22 +138,16 @@ const ours = (
   sender?: BenchSender,
 ) => hookpromptTarget(key, label, hookpromptEntry, env, nodeFlags, sender);
 
-const cleanups: (() => Promise<void>)[] = [];
 process.once('SIGINT', () => {
   console.error('\ninterrupted: stopping servers and dropping scratch databases');
-  void runCleanups().finally(() => process.exit(130));
+  void run.cleanUp().finally(() => process.exit(130));
 });
-
-async function runCleanups(): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse())
-    await cleanup().catch((e: unknown) => console.error(e));
-}
 
 async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const loadBefore = loadavg();
   console.log(
-    `load average before: ${loadBefore.map((n) => n.toFixed(2)).join(' ')} (${cpus().length} cores)`,
+    `load average at the start: ${loadBefore.map((n) => n.toFixed(2)).join(' ')} (${cpus().length} cores)`,
   );
   const buildErrors = flags.tsx || flags.entry || flags['no-build'] ? false : build();
 
@@ -127,33 +155,52 @@ async function main(): Promise<void> {
     adminUrl,
     `select split_part(version(), ' ', 1) || ' ' || split_part(version(), ' ', 2) as version`,
   );
-  const db = await scratch('ingest');
+  const db = await run.scratch('ingest');
   await runSql(db.url, BASELINE_SCHEMA);
 
   const closedLoop: ClosedLoopRow[] = [];
   const openLoop: OpenLoopRow[] = [];
-  const selected = (target: Target) => !only || only.has(target.key);
+  const selected = (key: string) => !only || only.has(key);
+  const [baselineA] = baselines.filter((t) => t.key === 'a');
+  const plain = ours('ours', 'ours (LOG_LEVEL=warn)');
 
-  for (const target of [...baselines, ours('ours', 'ours (LOG_LEVEL=warn)')].filter(selected)) {
-    await withTarget(target, db, async (running) => {
-      for (const connections of connectionCounts) {
-        await checkpoint();
-        const row = await measureClosedLoop(target, running, db, connections);
+  /** One server session: closed loop at each of `connections`, then `fixed` fixed-rate runs. */
+  const session = async (target: Target, round: number, connections: number[], fixed: number) =>
+    run.withTarget(target, db, async (running) => {
+      for (const c of connections) {
+        const row = { ...(await run.closedLoop(target, running, db, c)), round };
         console.log(closedLoopLine(row));
         closedLoop.push(row);
       }
-      await checkpoint();
-      const row = {
-        key: target.key,
-        target: target.label,
-        ...(await runOpenLoop(running.url, orderPayload, { rate: fixedRate, seconds })),
-      };
-      console.log(openLoopLine(row));
-      openLoop.push(row);
+      for (let i = 0; i < fixed; i++) {
+        await run.checkpoint();
+        const row = {
+          key: target.key,
+          target: target.label,
+          round,
+          ...(await runOpenLoop(running.url, orderPayload, { rate: fixedRate, seconds })),
+        };
+        console.log(openLoopLine(row));
+        openLoop.push(row);
+      }
     });
+
+  for (const target of baselines.filter((t) => t.key !== 'a' && selected(t.key)))
+    await session(target, 1, connectionCounts, 1);
+
+  // (a) and ours take turns, so that both ratios of issue 17 compare runs made side by side.
+  for (let round = 1; round <= rounds; round++) {
+    const first = round === 1;
+    if (baselineA && selected('a'))
+      await session(baselineA, round, first ? connectionCounts : [128], first ? 1 : 0);
+    if (selected('ours')) {
+      const fixed =
+        Math.floor((fixedRuns * round) / rounds) - Math.floor((fixedRuns * (round - 1)) / rounds);
+      await session(plain, round, first ? connectionCounts : [128], fixed);
+    }
   }
 
-  if (!only || only.has('ours-signed')) {
+  if (selected('ours-signed')) {
     // What sender checks cost: every request verified and given a dedup key, on the same
     // payload, measured like the plain channel above.
     const signed = ours(
@@ -163,25 +210,12 @@ async function main(): Promise<void> {
       [],
       standardWebhooksSender(orderPayload),
     );
-    await withTarget(signed, db, async (running) => {
-      for (const connections of connectionCounts) {
-        await checkpoint();
-        const row = await measureClosedLoop(signed, running, db, connections);
-        console.log(closedLoopLine(row));
-        closedLoop.push(row);
-      }
-    });
+    await session(signed, 1, connectionCounts, 0);
   }
 
-  if (!only || only.has('ours')) {
+  if (selected('ours')) {
     // One line per request is what LOG_LEVEL=info costs; measured once, at the higher concurrency.
-    const info = ours('ours-info', 'ours (LOG_LEVEL=info)', { LOG_LEVEL: 'info' });
-    await withTarget(info, db, async (running) => {
-      await checkpoint();
-      const row = await measureClosedLoop(info, running, db, 128);
-      console.log(closedLoopLine(row));
-      closedLoop.push(row);
-    });
+    await session(ours('ours-info', 'ours (LOG_LEVEL=info)', { LOG_LEVEL: 'info' }), 1, [128], 0);
   }
 
   let profile: BenchReport['profile'];
@@ -194,8 +228,8 @@ async function main(): Promise<void> {
       '--cpu-prof-name',
       name,
     ]);
-    await withTarget(profiled, db, async (running) => {
-      console.log(closedLoopLine(await measureClosedLoop(profiled, running, db, 128)));
+    await run.withTarget(profiled, db, async (running: RunningTarget) => {
+      console.log(closedLoopLine(await run.closedLoop(profiled, running, db, 128)));
     });
     const file = join(resultsDir, name);
     profile = { file, ...summariseProfile(readCpuProfile(file)) };
@@ -208,41 +242,27 @@ async function main(): Promise<void> {
   if (flags['skip-e2e'] || (only && !only.has('ours') && !only.has('e2e'))) {
     endToEnd = { skipped: 'not selected' };
   } else {
-    const e2eDb = await scratch('e2e');
-    const options = {
-      events: e2eEvents,
-      rate: e2eRate,
-      aiDelayMs: 200,
-      workerConcurrency: Number(flags['e2e-concurrency']),
-      stallMs: 30_000,
-    };
-    endToEnd = await runEndToEnd(
-      {
-        name: 'ours (ROLE=all)',
-        entry: { nodeArgs: hookpromptEntry },
-        databaseUrl: e2eDb.url,
-        logFile: logFile('e2e'),
-      },
-      options,
-    );
-    console.log(
-      `end to end: ${endToEnd.accepted} accepted, statuses ${JSON.stringify(endToEnd.statuses)}, ` +
-        `${endToEnd.repliedPerSecond.toFixed(0)} replied/s, 200→replied p50 ${endToEnd.answerToReplied.p50.toFixed(0)} ms ` +
-        `p99 ${endToEnd.answerToReplied.p99.toFixed(0)} ms${endToEnd.stalled ? ' — STALLED: is the worker running?' : ''}`,
-    );
+    endToEnd = [];
+    for (const workerConcurrency of e2eConcurrencies)
+      endToEnd.push(await endToEndRun(workerConcurrency));
   }
 
   let fairness: FairnessResult | undefined;
   if (flags.fairness) {
-    const fairDb = await scratch('fairness');
+    const fairDb = await run.scratch('fairness');
     fairness = await runFairness(
       {
         name: 'ours (ROLE=all, fairness)',
         entry: { nodeArgs: hookpromptEntry },
         databaseUrl: fairDb.url,
-        logFile: logFile('fairness'),
+        logFile: run.logFile('fairness'),
       },
-      { backlog: 2000, aiDelayMs: 200, workerConcurrency: Number(flags['e2e-concurrency']) },
+      {
+        backlog: 2000,
+        aiDelayMs,
+        workerConcurrency:
+          flags['e2e-concurrency'] === '8,32,128' ? 64 : (e2eConcurrencies[0] as number),
+      },
     );
     console.log(
       `fairness: a workspace's one event replied ${fairness.loneEventMs.toFixed(0)} ms after it arrived ` +
@@ -251,7 +271,18 @@ async function main(): Promise<void> {
     );
   }
 
-  const ratios = ratiosOf(closedLoop);
+  let scale: BenchReport['scaleEvents'];
+  if (scaleEvents === 0 || (only && !only.has('ours') && !only.has('scale'))) {
+    scale = { skipped: scaleEvents === 0 ? '--scale-events=0' : 'not selected' };
+  } else {
+    scale = await runScaleEvents(run, {
+      events: scaleEvents,
+      rounds,
+      keep: flags['scale-keep'],
+      target: (key, label) => ours(key, label),
+    });
+  }
+
   const report: BenchReport = {
     startedAt,
     finishedAt: new Date().toISOString(),
@@ -267,115 +298,81 @@ async function main(): Promise<void> {
       warmupSeconds,
       connectionCounts,
       fixedRate,
+      rounds,
+      fixedRuns,
       payloadBytes: Buffer.byteLength(orderPayload),
       hookpromptEntry: `node ${hookpromptEntry.join(' ')}`,
       buildErrors,
       rateLimitStore: 'memory (no REDIS_URL)',
+      scaleEvents,
     },
     closedLoop,
-    ratios,
+    ratios: ratiosOf(closedLoop),
     openLoop,
     endToEnd,
     fairness,
+    scaleEvents: scale,
     profile,
   };
   const jsonFile = join(resultsDir, `ingest-${stamp}.json`);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
   console.log(
-    `\nload average after: ${report.machine.loadAfter.map((n) => n.toFixed(2)).join(' ')}`,
+    `\nload average at the end: ${report.machine.loadAfter.map((n) => n.toFixed(2)).join(' ')}`,
   );
-  console.log(`results: ${jsonFile}\n\n${markdownReport(report)}`);
+  console.log(`results: ${jsonFile}\n\n${markdownReport(report)}\n\n${figuresMarkdown(report)}`);
 }
 
-/** Builds dist/ as `npm run build` does; true when tsc reported errors (it still emits). */
-function build(): boolean {
-  console.log('building (npm run build)...');
-  const result = spawnSync('npm', ['run', '--silent', 'build'], {
-    cwd: projectRoot,
-    encoding: 'utf8',
-  });
-  if (result.status === 0) return false;
-  if (!existsSync(join(projectRoot, 'dist', 'main.js'))) {
-    throw new Error(
-      `npm run build failed and left no dist/main.js:\n${result.stdout}${result.stderr}`,
-    );
-  }
-  console.warn(
-    `warning: tsc reported errors; measuring what it emitted anyway:\n${result.stdout.slice(0, 2000)}`,
+/**
+ * The whole path at one WORKER_CONCURRENCY: events posted faster than the worker can answer
+ * (1.5 × concurrency ÷ AI latency, unless --e2e-rate says otherwise), so that the rate of
+ * replies is the worker's capacity.
+ */
+async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
+  const rate = Number(flags['e2e-rate'] ?? (1.5 * workerConcurrency * 1000) / aiDelayMs);
+  const events = Number(flags['e2e-events'] ?? Math.round(rate * e2eSeconds));
+  const e2eDb = await run.scratch(`e2e${workerConcurrency}`);
+  await run.checkpoint();
+  const result = await runEndToEnd(
+    {
+      name: `ours (ROLE=all, WORKER_CONCURRENCY=${workerConcurrency})`,
+      entry: { nodeArgs: hookpromptEntry },
+      databaseUrl: e2eDb.url,
+      logFile: run.logFile(`e2e-${workerConcurrency}`),
+    },
+    { events, rate, aiDelayMs, workerConcurrency, stallMs: 30_000 },
   );
-  return true;
-}
-
-async function scratch(label: string): Promise<ScratchDatabase> {
-  const db = await createScratchDatabase(adminUrl, label);
-  cleanups.push(() => db.drop());
-  return db;
-}
-
-/** Starts the target, warms it up (JIT, pools, caches), runs `work`, and stops it. */
-async function withTarget(
-  target: Target,
-  db: ScratchDatabase,
-  work: (running: RunningTarget) => Promise<void>,
-): Promise<void> {
-  const running = await target.start(db.url, logFile(target.key));
-  const stop = () => running.server.stop();
-  cleanups.push(stop);
-  try {
-    await runClosedLoop(running.url, orderPayload, 32, warmupSeconds, running.headersFor);
-    await work(running);
-  } finally {
-    cleanups.splice(cleanups.indexOf(stop), 1);
-    await stop();
-  }
-}
-
-/** One closed-loop run, with the CPU time the server and its PostgreSQL backends spent on it. */
-async function measureClosedLoop(
-  target: Target,
-  running: RunningTarget,
-  db: ScratchDatabase,
-  connections: number,
-): Promise<ClosedLoopRow> {
-  const before = cpuSnapshot(running.server.pid, db.name);
-  const result = await runClosedLoop(
-    running.url,
-    orderPayload,
-    connections,
-    seconds,
-    running.headersFor,
+  await e2eDb.drop();
+  console.log(
+    `end to end, WORKER_CONCURRENCY=${workerConcurrency}: ${result.accepted} of ${events} accepted at ${rate}/s, ` +
+      `statuses ${JSON.stringify(result.statuses)}, ${result.completedPerSecond.toFixed(0)} replies/s ` +
+      `(capacity ${((workerConcurrency * 1000) / aiDelayMs).toFixed(0)}/s), 200→replied p50 ` +
+      `${result.answerToReplied.p50.toFixed(0)} ms p99 ${result.answerToReplied.p99.toFixed(0)} ms` +
+      `${result.stalled ? ' — STALLED: is the worker running?' : ''}`,
   );
-  const after = cpuSnapshot(running.server.pid, db.name);
-  return {
-    key: target.key,
-    target: target.label,
-    ...result,
-    cpu: cpuUse(before, after, result.latency.count + totalOf(result.non200)),
-  };
+  return result;
 }
 
-/** Flushes dirty pages now, so a checkpoint does not land in the middle of a measured run. */
-async function checkpoint(): Promise<void> {
-  await runSql(adminUrl, 'checkpoint');
-}
-
+/** Ratios of the mean accepted/s at 128 connections (issue 17's own figures: lib/issue-figures.ts). */
 function ratiosOf(rows: ClosedLoopRow[]): BenchReport['ratios'] {
-  const at128 = (key: string) =>
-    rows.find((r) => r.key === key && r.connections === 128)?.acceptedPerSecond;
-  const ours = at128('ours');
-  if (ours === undefined) return [];
-  const ratios: BenchReport['ratios'] = [];
-  const add = (name: string, other: number | undefined, target?: number) => {
-    if (other !== undefined) ratios.push({ name, value: ours / other, target });
+  const at128 = (key: string) => {
+    const runs = rows.filter((r) => r.key === key && r.connections === 128);
+    return runs.length
+      ? runs.reduce((sum, r) => sum + r.acceptedPerSecond, 0) / runs.length
+      : undefined;
   };
-  add('ours / (a)', at128('a'), 1.5);
-  add('ours / (a+q)', at128('a+q'));
-  add('ours / (b)', at128('b'), 0.7);
-  const signed = at128('ours-signed');
-  if (signed !== undefined)
-    ratios.push({ name: 'ours signed + dedup / ours', value: signed / ours, target: 0.85 });
-  const info = at128('ours-info');
-  if (info !== undefined) ratios.push({ name: 'ours LOG_LEVEL=info / warn', value: info / ours });
+  const plain = at128('ours');
+  if (plain === undefined) return [];
+  const ratios: BenchReport['ratios'] = [];
+  const add = (name: string, value: number | undefined) => {
+    if (value !== undefined) ratios.push({ name, value });
+  };
+  const over = (other: number | undefined) => (other === undefined ? undefined : plain / other);
+  const under = (other: number | undefined) => (other === undefined ? undefined : other / plain);
+  add('ours / (a)', over(at128('a')));
+  add('ours / (a+q)', over(at128('a+q')));
+  add('ours / (b)', over(at128('b')));
+  add('ours signed + dedup / ours', under(at128('ours-signed')));
+  add('ours LOG_LEVEL=info / warn', under(at128('ours-info')));
   return ratios;
 }
 
@@ -384,4 +381,4 @@ main()
     console.error(error);
     process.exitCode = 1;
   })
-  .finally(() => runCleanups());
+  .finally(() => run.cleanUp());

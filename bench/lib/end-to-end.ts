@@ -4,6 +4,7 @@ import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
 import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
 import { runOpenLoop } from './open-loop.js';
 import { orderPayload } from './payload.js';
+import { cpuBetween, cpuOfPids, machineCpu, postgresBackends } from './process-cpu.js';
 import { runSql } from './scratch-database.js';
 
 export interface EndToEndOptions {
@@ -23,10 +24,24 @@ export interface EndToEndResult extends EndToEndOptions {
   aiCalls: number;
   /** Replied events per second, from the first 200 to the last reply. */
   repliedPerSecond: number;
+  /**
+   * Replies per second from the first reply to the last: the worker's completion rate. When
+   * events are posted faster than the worker answers them, a backlog waits all along and this
+   * is its capacity (WORKER_CONCURRENCY ÷ AI latency at best).
+   */
+  completedPerSecond: number;
   /** From the sender's 200 to the event's `completed_at`. */
   answerToReplied: LatencySummary;
   /** Between the event's own `received_at` and `completed_at` (both database clocks). */
   receivedToCompleted: LatencySummary;
+  /**
+   * From the first event posted to the last finished, in cores: the server, its database's
+   * PostgreSQL backends, this process (the sender and the fake AI), and the whole machine.
+   */
+  serverCores: number | undefined;
+  postgresCores: number;
+  benchCores: number;
+  machineCores: number | undefined;
   stalled: boolean;
 }
 
@@ -51,12 +66,24 @@ export async function runEndToEnd(
   });
   try {
     const answeredAt = new Map<string, number>();
+    const database = new URL(hookprompt.databaseUrl).pathname.slice(1);
+    const snapshot = () => ({
+      at: performance.now(),
+      server: cpuOfPids([server.pid]),
+      postgres: cpuOfPids(postgresBackends(database)),
+      own: process.cpuUsage(),
+      machine: machineCpu(),
+    });
+    const started = snapshot();
     const sent = await runOpenLoop(webhookUrl, orderPayload, {
       rate: options.rate,
       seconds: options.events / options.rate,
       onAccepted: (eventId, at) => answeredAt.set(eventId, at),
     });
     const stalled = await waitForWorker(hookprompt.databaseUrl, options.stallMs);
+    const ended = snapshot();
+    const wallMs = ended.at - started.at;
+    const own = process.cpuUsage(started.own);
 
     // extract() gives numeric, which pg hands over as text.
     const rows = await runSql<{
@@ -75,6 +102,7 @@ export async function runEndToEnd(
     const statuses: Record<string, number> = {};
     const answerToReplied: number[] = [];
     const receivedToCompleted: number[] = [];
+    let firstReply = Infinity;
     let lastReply = 0;
     for (const row of rows) {
       statuses[row.status] = (statuses[row.status] ?? 0) + 1;
@@ -82,6 +110,7 @@ export async function runEndToEnd(
       const completed = Number(row.completed_ms);
       answerToReplied.push(completed - (answeredAt.get(row.id) as number));
       receivedToCompleted.push(completed - Number(row.received_ms));
+      firstReply = Math.min(firstReply, completed);
       lastReply = Math.max(lastReply, completed);
     }
     const firstAnswer = Math.min(...answeredAt.values());
@@ -92,8 +121,18 @@ export async function runEndToEnd(
       statuses,
       aiCalls: ai.calls(),
       repliedPerSecond: answerToReplied.length / ((lastReply - firstAnswer) / 1000),
+      completedPerSecond: (answerToReplied.length - 1) / ((lastReply - firstReply) / 1000),
       answerToReplied: summariseLatencies(answerToReplied),
       receivedToCompleted: summariseLatencies(receivedToCompleted),
+      serverCores: started.server.size
+        ? cpuBetween(started.server, ended.server) / wallMs
+        : undefined,
+      postgresCores: cpuBetween(started.postgres, ended.postgres) / wallMs,
+      benchCores: (own.user + own.system) / 1000 / wallMs,
+      machineCores:
+        ended.machine && started.machine
+          ? (ended.machine.busyMs - started.machine.busyMs) / wallMs
+          : undefined,
       stalled,
     };
   } finally {

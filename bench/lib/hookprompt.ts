@@ -23,8 +23,33 @@ export interface HookpromptOptions {
 
 export interface RunningHookprompt {
   server: ServerProcess;
+  /** ADMIN_API_KEY: the management API of the default workspace (Brain Logs, channels). */
+  apiKey: string;
   /** The webhook URL of a fresh channel whose workspace quota cannot run out. */
   webhookUrl: string;
+}
+
+/**
+ * The environment every benchmark runs hookprompt with: ROLE=web, the echo provider,
+ * LOG_LEVEL=warn, rate limits no run reaches; `env` on top. Further processes on the same
+ * database (more web processes, a worker) are started with it too.
+ */
+export function hookpromptEnv(
+  databaseUrl: string,
+  apiKey: string,
+  env: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    DATABASE_URL: databaseUrl,
+    ADMIN_API_KEY: apiKey,
+    ROLE: 'web',
+    AI_PROVIDER: 'echo',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_CHANNEL: UNREACHABLE_RATE_LIMIT,
+    RATE_LIMIT_PER_IP: UNREACHABLE_RATE_LIMIT,
+    ...env,
+  };
 }
 
 /** Starts hookprompt and, through its API as an admin would, creates a channel to post to. */
@@ -34,17 +59,7 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     name: options.name,
     nodeArgs: [...(options.nodeFlags ?? []), ...options.entry.nodeArgs],
     logFile: options.logFile,
-    env: {
-      NODE_ENV: 'production',
-      DATABASE_URL: options.databaseUrl,
-      ADMIN_API_KEY: apiKey,
-      ROLE: 'web',
-      AI_PROVIDER: 'echo',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_CHANNEL: UNREACHABLE_RATE_LIMIT,
-      RATE_LIMIT_PER_IP: UNREACHABLE_RATE_LIMIT,
-      ...options.env,
-    },
+    env: hookpromptEnv(options.databaseUrl, apiKey, options.env),
   });
   try {
     const api = async (method: string, path: string, body: unknown) => {
@@ -64,7 +79,7 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     });
     // Posted to directly, not through PUBLIC_BASE_URL, which the server was not told.
     const path = new URL(String(channel.webhook_url)).pathname;
-    return { server, webhookUrl: `${server.origin}${path}` };
+    return { server, apiKey, webhookUrl: `${server.origin}${path}` };
   } catch (error) {
     await server.stop();
     throw error;

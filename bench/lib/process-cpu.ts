@@ -57,6 +57,7 @@ export interface CpuSnapshot {
   serverRunQueue: number | undefined;
   postgres: Map<number, number>;
   loadGenerator: number;
+  machine: { busyMs: number; totalMs: number } | undefined;
 }
 
 export function cpuSnapshot(serverPid: number, database: string): CpuSnapshot {
@@ -72,6 +73,7 @@ export function cpuSnapshot(serverPid: number, database: string): CpuSnapshot {
     serverRunQueue: runQueueMsOfPid(serverPid),
     postgres,
     loadGenerator: (own.user + own.system) / 1000,
+    machine: machineCpu(),
   };
 }
 
@@ -91,6 +93,12 @@ export interface CpuUse {
    * (by PostgreSQL, the load generator, or anything else on the machine): CPU starvation.
    */
   serverWaitedForCore: number | undefined;
+  /**
+   * Cores the rest of the machine kept busy meanwhile: everything but the server, the
+   * database's backends and the load generator (PostgreSQL's WAL writer and checkpointer, and
+   * whatever else runs on a shared machine). Much above 0.1, the run was disturbed.
+   */
+  otherCores: number | undefined;
 }
 
 /**
@@ -108,11 +116,80 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, requests: number
   for (const [pid, ms] of after.postgres) postgres += ms - (before.postgres.get(pid) ?? 0);
   const per = (ms: number | undefined) =>
     ms === undefined || requests === 0 ? undefined : ms / requests;
+  const loadGenerator = after.loadGenerator - before.loadGenerator;
+  const machine =
+    before.machine && after.machine ? after.machine.busyMs - before.machine.busyMs : undefined;
   return {
     serverMsPerRequest: per(server),
     postgresMsPerRequest: after.postgres.size > 0 ? per(postgres) : undefined,
-    loadGeneratorMsPerRequest: per(after.loadGenerator - before.loadGenerator) ?? NaN,
+    loadGeneratorMsPerRequest: per(loadGenerator) ?? NaN,
     serverCoreShare: server === undefined ? undefined : server / wallMs,
     serverWaitedForCore: waited === undefined ? undefined : waited / wallMs,
+    otherCores:
+      machine === undefined || server === undefined
+        ? undefined
+        : Math.max(0, machine - server - postgres - loadGenerator) / wallMs,
   };
+}
+
+/** CPU milliseconds of each of `pids` so far (a process that ended is left out). */
+export function cpuOfPids(pids: number[]): Map<number, number> {
+  const cpu = new Map<number, number>();
+  for (const pid of pids) {
+    const ms = cpuMsOfPid(pid);
+    if (ms !== undefined) cpu.set(pid, ms);
+  }
+  return cpu;
+}
+
+/** The PostgreSQL backends serving `database`. */
+export function postgresBackends(database: string): number[] {
+  return backendPids(database);
+}
+
+/** Every process whose command line starts with `prefix` (`postgres`, `redis-server`). */
+export function pidsStartingWith(prefix: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith(prefix))
+        pids.push(Number(entry));
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return pids;
+}
+
+/** CPU milliseconds used between two readings of the same pids (new pids count from zero). */
+export function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, now] of after) ms += now - (before.get(pid) ?? 0);
+  return ms;
+}
+
+/** The whole machine's CPU time so far, busy and in all (every core), in ms; from /proc/stat. */
+export function machineCpu(): { busyMs: number; totalMs: number } | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n')[0] as string;
+    // cpu user nice system idle iowait irq softirq steal guest guest_nice
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number) as number[];
+    const busy =
+      (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0);
+    const total = busy + (idle ?? 0) + (iowait ?? 0);
+    return { busyMs: (busy * 1000) / TICKS_PER_SECOND, totalMs: (total * 1000) / TICKS_PER_SECOND };
+  } catch {
+    return undefined;
+  }
 }

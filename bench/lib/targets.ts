@@ -8,6 +8,8 @@ export interface RunningTarget {
   url: string;
   /** Headers each request needs (a signed channel's signature); none when absent. */
   headersFor?: () => Record<string, string>;
+  /** hookprompt's ADMIN_API_KEY (baselines have no API). */
+  apiKey?: string;
 }
 
 export interface Target {
@@ -61,7 +63,7 @@ export function hookpromptTarget(
     key,
     label,
     async start(databaseUrl, logFile) {
-      const { server, webhookUrl } = await startHookprompt({
+      const { server, webhookUrl, apiKey } = await startHookprompt({
         name: label,
         entry: { nodeArgs },
         databaseUrl,
@@ -70,7 +72,7 @@ export function hookpromptTarget(
         nodeFlags,
         channel: sender?.channel,
       });
-      return { server, url: webhookUrl, headersFor: sender?.headersFor };
+      return { server, url: webhookUrl, headersFor: sender?.headersFor, apiKey };
     },
   };
 }

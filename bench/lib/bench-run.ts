@@ -1,0 +1,129 @@
+import { join } from 'node:path';
+import { runClosedLoop } from './closed-loop.js';
+import { totalOf } from './latency.js';
+import { orderPayload } from './payload.js';
+import { cpuSnapshot, cpuUse } from './process-cpu.js';
+import type { ClosedLoopRow } from './report.js';
+import { createScratchDatabase, runSql, type ScratchDatabase } from './scratch-database.js';
+import type { RunningTarget, Target } from './targets.js';
+
+export interface BenchRunOptions {
+  /** PostgreSQL server the scratch databases are made on. */
+  adminUrl: string;
+  /** Length of each measured closed-loop run, and of the warm-up before a target's first. */
+  seconds: number;
+  warmupSeconds: number;
+  /** Where each server's output goes. */
+  logsDir: string;
+  /** Prefix of the log files of this run. */
+  stamp: string;
+}
+
+/**
+ * What the parts of one benchmark run share: the options, the scratch databases and servers to
+ * clean up (also on Ctrl-C), and the measured closed-loop run with the CPU it cost.
+ */
+export class BenchRun {
+  private readonly cleanups: (() => Promise<void>)[] = [];
+
+  constructor(readonly options: BenchRunOptions) {}
+
+  logFile(key: string): string {
+    return join(
+      this.options.logsDir,
+      `${this.options.stamp}-${key.replace(/[^a-z0-9]+/gi, '-')}.log`,
+    );
+  }
+
+  /** Runs `cleanup` at the end of the run (or on `cleanUp()`), newest first; undo with the result. */
+  onCleanup(cleanup: () => Promise<void>): () => void {
+    this.cleanups.push(cleanup);
+    return () => {
+      const at = this.cleanups.indexOf(cleanup);
+      if (at >= 0) this.cleanups.splice(at, 1);
+    };
+  }
+
+  async cleanUp(): Promise<void> {
+    for (const cleanup of this.cleanups.splice(0).reverse())
+      await cleanup().catch((e: unknown) => console.error(e));
+  }
+
+  /** A new empty database, dropped at the end of the run. */
+  async scratch(label: string): Promise<ScratchDatabase> {
+    const db = await createScratchDatabase(this.options.adminUrl, label);
+    this.onCleanup(() => db.drop());
+    return db;
+  }
+
+  /** Starts the target, warms it up (JIT, pools, caches), runs `work`, and stops it. */
+  async withTarget(
+    target: Target,
+    db: Pick<ScratchDatabase, 'url'>,
+    work: (running: RunningTarget) => Promise<void>,
+  ): Promise<void> {
+    const running = await this.start(target, db);
+    try {
+      await work(running);
+    } finally {
+      await running.stop();
+    }
+  }
+
+  /** Starts and warms up the target; `stop()` ends it (the run's cleanup does, if nothing else). */
+  async start(
+    target: Target,
+    db: Pick<ScratchDatabase, 'url'>,
+  ): Promise<RunningTarget & { stop(): Promise<void> }> {
+    const running = await target.start(db.url, this.logFile(target.key));
+    const stop = () => running.server.stop();
+    const forget = this.onCleanup(stop);
+    await runClosedLoop(
+      running.url,
+      orderPayload,
+      32,
+      this.options.warmupSeconds,
+      running.headersFor,
+    );
+    return {
+      ...running,
+      async stop() {
+        forget();
+        await stop();
+      },
+    };
+  }
+
+  /**
+   * One closed-loop run at `connections`, after a checkpoint, with the CPU time the server and
+   * its PostgreSQL backends spent on it.
+   */
+  async closedLoop(
+    target: Target,
+    running: RunningTarget,
+    db: Pick<ScratchDatabase, 'name'>,
+    connections: number,
+  ): Promise<ClosedLoopRow> {
+    await this.checkpoint();
+    const before = cpuSnapshot(running.server.pid, db.name);
+    const result = await runClosedLoop(
+      running.url,
+      orderPayload,
+      connections,
+      this.options.seconds,
+      running.headersFor,
+    );
+    const after = cpuSnapshot(running.server.pid, db.name);
+    return {
+      key: target.key,
+      target: target.label,
+      ...result,
+      cpu: cpuUse(before, after, result.latency.count + totalOf(result.non200)),
+    };
+  }
+
+  /** Flushes dirty pages now, so a checkpoint does not land in the middle of a measured run. */
+  async checkpoint(): Promise<void> {
+    await runSql(this.options.adminUrl, 'checkpoint');
+  }
+}
