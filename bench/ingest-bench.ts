@@ -1,5 +1,5 @@
 /**
- * Ingest benchmark, and every figure of issue 17 in one table at the end. How many webhooks per
+ * Ingest benchmark, and every performance goal in one table at the end. How many webhooks per
  * second the receiver accepts (answers 200 after the event is committed), at what latency,
  * against baselines on the same PostgreSQL:
  *   (a)   Express + express.json() + one INSERT committed per request (pg Pool of 10)
@@ -8,7 +8,7 @@
  *   (c)   a node:http hello world
  * Every server runs as a child process; the load comes from this one. Each run gets scratch
  * databases, dropped at the end. Results go to bench/results/ingest-<time>.json and are printed
- * as markdown, ending with issue 17's table (figure | measured | goal | met).
+ * as markdown, ending with the table of performance goals (figure | measured | goal | met).
  *
  *   npm run bench                      everything below; about 17 minutes on the 2-core VM,
  *                                      11 of them to fill the 10,000,000-event database (with
@@ -188,7 +188,7 @@ async function main(): Promise<void> {
   for (const target of baselines.filter((t) => t.key !== 'a' && selected(t.key)))
     await session(target, 1, connectionCounts, 1);
 
-  // (a) and ours take turns, so that both ratios of issue 17 compare runs made side by side.
+  // (a) and ours take turns, so that both ratios to (a) compare runs made side by side.
   for (let round = 1; round <= rounds; round++) {
     const first = round === 1;
     if (baselineA && selected('a'))
@@ -352,7 +352,7 @@ async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
   return result;
 }
 
-/** Ratios of the mean accepted/s at 128 connections (issue 17's own figures: lib/issue-figures.ts). */
+/** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */
 function ratiosOf(rows: ClosedLoopRow[]): BenchReport['ratios'] {
   const at128 = (key: string) => {
     const runs = rows.filter((r) => r.key === key && r.connections === 128);

@@ -2,7 +2,7 @@ import type { EndToEndResult } from './end-to-end.js';
 import type { BenchReport, ClosedLoopRow } from './report.js';
 import { gb, type ScaleEventsResult } from './scale-events.js';
 
-/** One line of issue 17's table: what was measured against its goal. */
+/** One line of the performance goals' table: what was measured against its goal. */
 export interface Figure {
   figure: string;
   /** As printed; "not measured" when the run left it out. */
@@ -25,7 +25,7 @@ const notMeasured = (figure: string, goal: string): Figure => ({
 });
 
 /**
- * The figures of issue 17 from one run's report: ratios at 128 connections, the fixed-rate p99s,
+ * The performance goals' figures from one run's report: ratios at 128 connections, the fixed-rate p99s,
  * the worker's reply rate at each concurrency, and ingest on a large events table.
  */
 export function issueFigures(report: BenchReport): Figure[] {
@@ -143,7 +143,7 @@ export function figuresMarkdown(report: BenchReport): string {
     ...(scaleRows ? [...scaleRows.empty, ...scaleRows.full] : []),
   ].map((r) => r.cpu.otherCores ?? 0);
   const parts = [
-    `**Issue 17** (load average at the start ${load}, ${report.machine.cpus} cores; during the ` +
+    `**Performance goals** (load average at the start ${load}, ${report.machine.cpus} cores; during the ` +
       `closed-loop runs the rest of the machine kept up to ${Math.max(0, ...others).toFixed(2)} cores busy, ` +
       `median ${median(others).toFixed(2)}):`,
     [
