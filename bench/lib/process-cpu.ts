@@ -20,8 +20,8 @@ function cpuMsOfPid(pid: number): number | undefined {
   }
 }
 
-/** The PostgreSQL backends serving connections to `database` (their title names it). */
-function backendPids(database: string): number[] {
+/** Every process whose command line passes `test`. */
+function pidsWhere(test: (commandLine: string) => boolean): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -32,14 +32,19 @@ function backendPids(database: string): number[] {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const title = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
-      if (title.startsWith('postgres: ') && title.split(' ').includes(database))
-        pids.push(Number(entry));
+      if (test(readFileSync(`/proc/${entry}/cmdline`, 'utf8'))) pids.push(Number(entry));
     } catch {
       // the process ended meanwhile
     }
   }
   return pids;
+}
+
+/** The PostgreSQL backends serving connections to `database` (their title names it). */
+function backendPids(database: string): number[] {
+  return pidsWhere(
+    (title) => title.startsWith('postgres: ') && title.split(' ').includes(database),
+  );
 }
 
 /** Milliseconds the process's main (JavaScript) thread has waited, runnable, for a free core. */
@@ -149,23 +154,7 @@ export function postgresBackends(database: string): number[] {
 
 /** Every process whose command line starts with `prefix` (`postgres`, `redis-server`). */
 export function pidsStartingWith(prefix: string): number[] {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  const pids: number[] = [];
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith(prefix))
-        pids.push(Number(entry));
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return pids;
+  return pidsWhere((commandLine) => commandLine.startsWith(prefix));
 }
 
 /** CPU milliseconds used between two readings of the same pids (new pids count from zero). */
