@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { startFakeAiServer } from './fake-ai-server.js';
-import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
+import { startWithFakeAi, type HookpromptOptions } from './hookprompt.js';
 import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
 import { runOpenLoop } from './open-loop.js';
 import { orderPayload } from './payload.js';
@@ -53,17 +52,11 @@ export async function runEndToEnd(
   hookprompt: Omit<HookpromptOptions, 'env'>,
   options: EndToEndOptions,
 ): Promise<EndToEndResult> {
-  const ai = await startFakeAiServer(options.aiDelayMs);
-  const { server, webhookUrl } = await startHookprompt({
-    ...hookprompt,
-    env: {
-      ROLE: 'all',
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'bench-model',
-      WORKER_CONCURRENCY: String(options.workerConcurrency),
-    },
-  });
+  const { server, webhookUrl, ai } = await startWithFakeAi(
+    hookprompt,
+    options.aiDelayMs,
+    options.workerConcurrency,
+  );
   try {
     const answeredAt = new Map<string, number>();
     const database = new URL(hookprompt.databaseUrl).pathname.slice(1);

@@ -1,6 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { startFakeAiServer } from './fake-ai-server.js';
-import { startHookprompt, type HookpromptOptions } from './hookprompt.js';
+import { startWithFakeAi, type HookpromptOptions } from './hookprompt.js';
 import { runSql } from './scratch-database.js';
 
 export interface FairnessOptions {
@@ -27,17 +26,11 @@ export async function runFairness(
   hookprompt: Omit<HookpromptOptions, 'env'>,
   options: FairnessOptions,
 ): Promise<FairnessResult> {
-  const ai = await startFakeAiServer(options.aiDelayMs);
-  const { server, webhookUrl } = await startHookprompt({
-    ...hookprompt,
-    env: {
-      ROLE: 'all',
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'bench-model',
-      WORKER_CONCURRENCY: String(options.workerConcurrency),
-    },
-  });
+  const { server, webhookUrl, ai } = await startWithFakeAi(
+    hookprompt,
+    options.aiDelayMs,
+    options.workerConcurrency,
+  );
   const db = hookprompt.databaseUrl;
   try {
     const [busy] = await runSql<{ id: string; workspace_id: string }>(
