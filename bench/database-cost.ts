@@ -115,20 +115,40 @@ async function main() {
       senderIp: '127.0.0.1',
       dedupKey: undefined,
     };
-    const storeIn = (size: number) => async () => {
-      await db.query('begin');
-      await storeEventBatch(
-        db,
-        Array.from({ length: size }, () => event),
-      );
-      await db.query('commit');
-      return size;
+    // A Standard Webhooks sender's request as the event keeps it, with its delivery id as the
+    // dedup key (what `auto` duplicate detection stores for every event).
+    let delivery = 0;
+    const signedEvent = (): IncomingEvent => {
+      const id = `msg_bench_${++delivery}`;
+      return {
+        ...event,
+        channel: { ...channel, dedup: { mode: 'auto', window_s: 86_400 } },
+        headers: {
+          ...event.headers,
+          'webhook-id': id,
+          'webhook-timestamp': '1795000000',
+          'webhook-signature': `v1,${'x'.repeat(44)}`,
+        },
+        dedupKey: id,
+      };
     };
+    const storeIn =
+      (size: number, make: () => IncomingEvent = () => event) =>
+      async () => {
+        await db.query('begin');
+        await storeEventBatch(db, Array.from({ length: size }, make));
+        await db.query('commit');
+        return size;
+      };
     const rows: [string, Cost][] = [];
     for (const size of [1, 16, 64]) {
       const count = size === 1 ? Math.min(total, 1000) : total;
       rows.push([`store, batches of ${size}`, await measure(meter, count, storeIn(size))]);
     }
+    rows.push([
+      'store signed + dedup key, batches of 64',
+      await measure(meter, total, storeIn(64, signedEvent)),
+    ]);
     // The worker's three statements per event, on the events just stored (claims of 8).
     const claimed: string[] = [];
     rows.push([

@@ -14,7 +14,8 @@
  *                                      11 of them to fill the 10,000,000-event database (with
  *                                      --scale-keep, once: later runs take about 6 minutes)
  *   npm run bench -- --quick           3 s runs, 3 s of end-to-end events, 100,000 events
- *   npm run bench -- --profile         also a CPU profile of the receiver at 128 connections
+ *   npm run bench -- --profile         also CPU profiles of the receiver at 128 connections (plain,
+ *                                      and signed when selected)
  *
  * What it runs, in order:
  *   1. (c), (b), (a+q): closed loop at 32 and 128 connections (10 s each), fixed rate 500/s;
@@ -218,24 +219,37 @@ async function main(): Promise<void> {
     await session(ours('ours-info', 'ours (LOG_LEVEL=info)', { LOG_LEVEL: 'info' }), 1, [128], 0);
   }
 
-  let profile: BenchReport['profile'];
+  const profiles: BenchReport['profiles'] = [];
   if (flags.profile) {
-    const name = `ingest-${stamp}.cpuprofile`;
-    const profiled = ours('ours-profile', 'ours (--cpu-prof)', {}, [
-      '--cpu-prof',
-      '--cpu-prof-dir',
-      resultsDir,
-      '--cpu-prof-name',
-      name,
-    ]);
-    await run.withTarget(profiled, db, async (running: RunningTarget) => {
-      console.log(closedLoopLine(await run.closedLoop(profiled, running, db, 128)));
-    });
-    const file = join(resultsDir, name);
-    profile = { file, ...summariseProfile(readCpuProfile(file)) };
-    console.log(
-      `\nCPU profile of the receiver at 128 connections: ${file}\n${formatProfileSummary(profile)}\n`,
-    );
+    // The plain channel, and the signed one when selected: what verification and dedup add.
+    const profiled = [{ key: 'ours', label: 'ours', sender: undefined as BenchSender | undefined }];
+    if (selected('ours-signed'))
+      profiled.push({
+        key: 'ours-signed',
+        label: 'ours (standard-webhooks + dedup)',
+        sender: standardWebhooksSender(orderPayload),
+      });
+    for (const { key, label, sender } of profiled) {
+      const name = `ingest-${stamp}-${key}.cpuprofile`;
+      const target = ours(
+        `${key}-profile`,
+        `${label} (--cpu-prof)`,
+        {},
+        ['--cpu-prof', '--cpu-prof-dir', resultsDir, '--cpu-prof-name', name],
+        sender,
+      );
+      await run.withTarget(target, db, async (running: RunningTarget) => {
+        const row = { ...(await run.closedLoop(target, running, db, 128)), round: 1 };
+        console.log(closedLoopLine(row));
+        closedLoop.push(row);
+      });
+      const file = join(resultsDir, name);
+      const profile = { target: label, file, ...summariseProfile(readCpuProfile(file)) };
+      profiles.push(profile);
+      console.log(
+        `\nCPU profile of ${label} at 128 connections: ${file}\n${formatProfileSummary(profile)}\n`,
+      );
+    }
   }
 
   let endToEnd: BenchReport['endToEnd'];
@@ -312,7 +326,7 @@ async function main(): Promise<void> {
     endToEnd,
     fairness,
     scaleEvents: scale,
-    profile,
+    profiles,
   };
   const jsonFile = join(resultsDir, `ingest-${stamp}.json`);
   writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);

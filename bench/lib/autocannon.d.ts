@@ -6,7 +6,7 @@ declare module 'autocannon' {
     url: string;
     method?: string;
     headers?: Record<string, string>;
-    body?: string;
+    body?: string | Buffer;
     connections?: number;
     duration?: number;
     timeout?: number;
@@ -20,7 +20,7 @@ declare module 'autocannon' {
     method?: string;
     path?: string;
     headers?: Record<string, string>;
-    body?: string;
+    body?: string | Buffer;
   }
 
   interface Result {

@@ -7,6 +7,9 @@ import type { ClosedLoopRow } from './report.js';
 import { createScratchDatabase, runSql, type ScratchDatabase } from './scratch-database.js';
 import type { RunningTarget, Target } from './targets.js';
 
+/** More than any server here has answered: a signer prepares this many requests a second. */
+const MOST_REQUESTS_PER_SECOND = 15_000;
+
 export interface BenchRunOptions {
   /** PostgreSQL server the scratch databases are made on. */
   adminUrl: string;
@@ -78,13 +81,8 @@ export class BenchRun {
     const running = await target.start(db.url, this.logFile(target.key));
     const stop = () => running.server.stop();
     const forget = this.onCleanup(stop);
-    await runClosedLoop(
-      running.url,
-      orderPayload,
-      32,
-      this.options.warmupSeconds,
-      running.headersFor,
-    );
+    this.prepareSigner(running, this.options.warmupSeconds);
+    await runClosedLoop(running.url, orderPayload, 32, this.options.warmupSeconds, running.sender);
     return {
       ...running,
       async stop() {
@@ -105,13 +103,14 @@ export class BenchRun {
     connections: number,
   ): Promise<ClosedLoopRow> {
     await this.checkpoint();
+    this.prepareSigner(running, this.options.seconds);
     const before = cpuSnapshot(running.server.pid, db.name);
     const result = await runClosedLoop(
       running.url,
       orderPayload,
       connections,
       this.options.seconds,
-      running.headersFor,
+      running.sender,
     );
     const after = cpuSnapshot(running.server.pid, db.name);
     return {
@@ -120,6 +119,11 @@ export class BenchRun {
       ...result,
       cpu: cpuUse(before, after, result.latency.count + totalOf(result.non200)),
     };
+  }
+
+  /** Signs a run's requests before it starts, so that its load generator does not. */
+  private prepareSigner(running: RunningTarget, seconds: number): void {
+    running.sender?.prepare(Math.ceil(seconds * MOST_REQUESTS_PER_SECOND));
   }
 
   /** Flushes dirty pages now, so a checkpoint does not land in the middle of a measured run. */

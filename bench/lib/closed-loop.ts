@@ -5,6 +5,7 @@ import {
   type LatencySummary,
   type StatusCounts,
 } from './latency.js';
+import type { RequestSigner } from './targets.js';
 
 export interface ClosedLoopResult {
   connections: number;
@@ -26,8 +27,8 @@ export function runClosedLoop(
   body: string,
   connections: number,
   seconds: number,
-  /** Headers made anew for every request (a signature, a unique delivery id). */
-  headersFor?: () => Record<string, string>,
+  /** Adds headers to every request (a signature, a unique delivery id); prepared by the caller. */
+  signer?: RequestSigner,
 ): Promise<ClosedLoopResult> {
   const latencies: number[] = [];
   const non200: StatusCounts = {};
@@ -38,16 +39,18 @@ export function runClosedLoop(
         url,
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body,
+        // A Buffer, so that a request rebuilt for its own headers does not encode the body again.
+        body: Buffer.from(body),
         connections,
         duration: seconds,
-        requests: headersFor
+        requests: signer
           ? [
               {
-                setupRequest: (request) => ({
-                  ...request,
-                  headers: { ...request.headers, ...headersFor() },
-                }),
+                // autocannon hands over a copy of its headers for each request.
+                setupRequest: (request) => {
+                  Object.assign(request.headers ?? {}, signer.headersFor());
+                  return request;
+                },
               },
             ]
           : undefined,

@@ -47,7 +47,7 @@ export interface BenchReport {
   endToEnd: EndToEndResult[] | { skipped: string } | undefined;
   fairness?: FairnessResult;
   scaleEvents?: ScaleEventsResult | { skipped: string };
-  profile: (ProfileSummary & { file: string }) | undefined;
+  profiles: (ProfileSummary & { target: string; file: string })[];
 }
 
 const ms = (value: number) => (Number.isFinite(value) ? value.toFixed(value < 10 ? 2 : 1) : '–');

@@ -6,8 +6,8 @@ export interface RunningTarget {
   server: ServerProcess;
   /** Where webhooks are posted. */
   url: string;
-  /** Headers each request needs (a signed channel's signature); none when absent. */
-  headersFor?: () => Record<string, string>;
+  /** Who signs each request (a signed channel's sender); none when absent. */
+  sender?: RequestSigner;
   /** hookprompt's ADMIN_API_KEY (baselines have no API). */
   apiKey?: string;
 }
@@ -72,13 +72,19 @@ export function hookpromptTarget(
         nodeFlags,
         channel: sender?.channel,
       });
-      return { server, url: webhookUrl, headersFor: sender?.headersFor, apiKey };
+      return { server, url: webhookUrl, sender, apiKey };
     },
   };
 }
 
+/** What adds headers of its own to every request (a signature, a unique delivery id). */
+export interface RequestSigner {
+  /** Makes the headers of the next `count` requests ahead of a run. */
+  prepare(count: number): void;
+  headersFor(): Record<string, string>;
+}
+
 /** A sender with its own channel settings, and the headers it adds to every request. */
-export interface BenchSender {
+export interface BenchSender extends RequestSigner {
   channel: Record<string, unknown>;
-  headersFor: () => Record<string, string>;
 }
