@@ -307,6 +307,7 @@ export const RETENTION_START: RetentionPosition = { receivedAt: '-infinity', id:
  * - `for update skip locked` passes over rows another statement holds (a second process running
  *   retention at the same moment) instead of queueing behind them, and re-checks the conditions
  *   on the newest row version. A row passed over is deleted by a later run.
+ * - An event's dedup key is deleted with it (by dedup_keys_event_idx).
  * - Deleting an event locks only that event's row: a foreign key takes no lock on the
  *   workspace or channel it points to when the referencing row goes, so ingest (which locks the
  *   workspace row for its quota) never waits for retention.
@@ -335,6 +336,11 @@ export async function deleteExpiredEvents(
      deleted as (
        delete from events using expired where events.id = expired.id
        returning expired.received_at, expired.id
+     ),
+     -- A deleted event's key goes with it, so a later request with that key is not a duplicate
+     -- of an event that is gone (dedup_keys has no foreign key to cascade: migration 0013).
+     deleted_keys as (
+       delete from dedup_keys using deleted where dedup_keys.event_id = deleted.id
      )
      select count(*)::integer as deleted,
             max(received_at)::text as received_at,

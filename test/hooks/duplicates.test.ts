@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventsRetention } from '../../src/events/events-retention.js';
+import { createEventsRetention, EventsRetention } from '../../src/events/events-retention.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
 import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
@@ -216,5 +216,35 @@ describe('the dedup window', () => {
       `select count(*)::integer as n from dedup_keys where expires_at <= now()`,
     );
     expect(rows[0]?.n).toBe(0);
+  });
+
+  it('forgets a key whose event retention deleted: the next request with it is a new event', async () => {
+    const channel = await driver.createChannel({ dedup: { mode: 'auto', window_s: 2_592_000 } });
+    const keyed = { headers: { 'webhook-id': 'retained-id' } };
+    const first = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    // The event is replied and older than the retention period; its key's window is still open.
+    await app.ctx.db.query(
+      `update events set status = 'replied', reply = 'ok', completed_at = now(),
+                         received_at = now() - interval '40 days'
+       where id = $1`,
+      [first.body.event_id],
+    );
+    const run = await new EventsRetention({
+      db: app.ctx.db,
+      log: app.ctx.log,
+      retentionDays: 30,
+      pauseMs: 0,
+    }).runOnce();
+    expect(run.deleted).toBeGreaterThanOrEqual(1);
+    const keys = await app.ctx.db.query('select 1 from dedup_keys where channel_id = $1', [
+      channel.id,
+    ]);
+    expect(keys.rowCount).toBe(0);
+
+    const retry = await driver.sendEvent(channel.webhook_url, undefined, keyed);
+    expect(retry.status).toBe(200);
+    expect(retry.body.duplicate).toBeUndefined();
+    expect(retry.body.event_id).not.toBe(first.body.event_id);
+    await driver.api('get', `/events/${retry.body.event_id as string}`).expect(200);
   });
 });
