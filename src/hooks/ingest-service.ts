@@ -153,31 +153,9 @@ export class IngestService {
       return reject(request.with(body), refusal);
     }
 
-    let text: string;
-    let payload: JsonValue;
-    let threadKey: string | null;
-    try {
-      text = utf8.decode(body);
-      payload = parsePayload(text);
-      if (!isJsonObject(payload)) return reject(request.with(body), hookErrors.payloadNotObject());
-      threadKey = renderThreadKey(channel.thread_key_template, payload);
-    } catch (error) {
-      const reason =
-        error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
-      return reject(request.with(body), hookErrors.invalidJson(reason));
-    }
-
-    const stored = await this.batches.submit(
-      {
-        channel,
-        payload: text,
-        headers: request.headers,
-        senderIp: request.senderIp,
-        dedupKey: dedupKey(channel.dedup, headers, () => payload),
-        threadKey,
-      },
-      deadline,
-    );
+    const event = incomingEvent(channel, headers, body, request);
+    if ('refusal' in event) return reject(request.with(body), event.refusal);
+    const stored = await this.batches.submit(event, deadline);
     if (stored.outcome === 'duplicate') {
       const first =
         stored.first ??
@@ -259,6 +237,40 @@ class RefusalRecord {
       senderIp: this.senderIp,
     };
   }
+}
+
+/**
+ * The event a valid JSON object body makes, or why the body is refused. Synchronous on purpose:
+ * the parsed payload is needed only here, and is garbage once this returns, instead of living on
+ * in the receiver's async frame while the event is stored (it would survive young-generation
+ * collections and be copied by each).
+ */
+function incomingEvent(
+  channel: repo.ReceivingChannel,
+  headers: IncomingHttpHeaders,
+  body: Buffer,
+  request: RefusalRecord,
+): batch.IncomingEvent | { refusal: AppError } {
+  let text: string;
+  let payload: JsonValue;
+  let threadKey: string | null;
+  try {
+    text = utf8.decode(body);
+    payload = parsePayload(text);
+    if (!isJsonObject(payload)) return { refusal: hookErrors.payloadNotObject() };
+    threadKey = renderThreadKey(channel.thread_key_template, payload);
+  } catch (error) {
+    const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
+    return { refusal: hookErrors.invalidJson(reason) };
+  }
+  return {
+    channel,
+    payload: text,
+    headers: request.headers,
+    senderIp: request.senderIp,
+    dedupKey: dedupKey(channel.dedup, headers, () => payload),
+    threadKey,
+  };
 }
 
 /** The header that carries the channel's secret itself, which events must not keep. */
