@@ -3,10 +3,13 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AiProvider } from '../ai/ai-provider.js';
 import type { Database } from '../db/database.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { processEvent, type ProcessDeps, type ProcessOutcome } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
+import { finishEvents, type Finish } from './queue-finish.js';
+import { startAttempts, type Start } from './queue-start-attempt.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
 export const EVENTS_CHANNEL = 'hookprompt_events';
@@ -37,6 +40,12 @@ export class Worker {
   readonly id: string;
   private readonly deps: ProcessDeps;
   private readonly inFlight = new Map<string, Promise<ProcessOutcome | undefined>>();
+  /**
+   * The events of `inFlight` that hold one of the `concurrency` slots: claimed and not yet past
+   * their AI call. An event whose call is over waits for its result to be stored without a slot,
+   * so the next event's call need not wait for that commit.
+   */
+  private readonly slots = new Set<string>();
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -54,6 +63,23 @@ export class Worker {
     // pid alone is not enough: in a container every restart is pid 1 on the same host name.
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const { db, provider, log, metrics, leaseMs, maxAttempts, retryBaseMs } = options;
+    // The calls of one claim start together, and events that end while the previous finish is
+    // being written are ended together: one statement and one commit for each group, instead
+    // of one per event.
+    const started = new GroupCommit<Start, number | undefined>(
+      async (items, deadline) => {
+        const attempts = await startAttempts(db, this.id, leaseMs, items, deadline);
+        return items.map((item) => attempts.get(item.eventId));
+      },
+      { maxBatchSize: Math.max(1, options.concurrency), maxConcurrentWrites: 2 },
+    );
+    const finished = new GroupCommit<Finish, boolean>(
+      async (items, deadline) => {
+        const ended = await finishEvents(db, this.id, items, deadline);
+        return items.map((item) => ended.has(item.eventId));
+      },
+      { maxBatchSize: Math.max(1, options.concurrency), maxConcurrentWrites: 1 },
+    );
     this.deps = {
       db,
       provider,
@@ -65,6 +91,9 @@ export class Worker {
       workerId: this.id,
       defaultModel: options.defaultModel,
       onRetryScheduled: (dueInMs) => this.wakeIn(dueInMs),
+      // By the lease's end neither can be stored anyway.
+      recordStarted: (item) => started.submit(item, Date.now() + leaseMs),
+      recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
     };
   }
 
@@ -125,7 +154,7 @@ export class Worker {
     // turns), and a few idle slots for one claim's round trip cost less.
     const backlogClaim = Math.ceil(this.options.concurrency / 8);
     while (!this.stopping) {
-      const free = this.options.concurrency - this.inFlight.size;
+      const free = this.freeSlots();
       if (free > 0 && (!this.backlog || free >= backlogClaim)) {
         try {
           const batch = await this.claim(free);
@@ -145,6 +174,16 @@ export class Worker {
     }
   }
 
+  /**
+   * Slots not taken by an event before or in its AI call; events whose results wait to be
+   * stored count only beyond another `concurrency` of them, so a slow database holds claims
+   * back instead of letting unstored results pile up.
+   */
+  private freeSlots(): number {
+    const { concurrency } = this.options;
+    return Math.min(concurrency - this.slots.size, 2 * concurrency - this.inFlight.size);
+  }
+
   private async claim(limit: number): Promise<ClaimedEvent[]> {
     if (limit <= 0) return [];
     // A notification arriving from here on may be for an event this claim misses: it wakes the next sleep.
@@ -160,7 +199,8 @@ export class Worker {
     // task still owns the lease under this worker's name and stores the result.
     const running = this.inFlight.get(event.id);
     if (running) return running;
-    const task = processEvent(this.deps, event, this.shutdown.signal)
+    this.slots.add(event.id);
+    const task = processEvent(this.deps, event, this.shutdown.signal, () => this.freeSlot(event.id))
       .catch((error: unknown) => {
         this.options.log.error(
           { err: error, eventId: event.id },
@@ -169,12 +209,17 @@ export class Worker {
         return undefined;
       })
       .finally(() => {
+        this.slots.delete(event.id);
         this.inFlight.delete(event.id);
         // The next event of a thread becomes due only now that this one is finished.
         if (this.backlog || event.thread_key !== null) this.wake();
       });
     this.inFlight.set(event.id, task);
     return task;
+  }
+
+  private freeSlot(eventId: string): void {
+    if (this.slots.delete(eventId) && this.backlog) this.wake();
   }
 
   /**
