@@ -9,10 +9,18 @@ import type { Metrics } from '../metrics/metrics.js';
 import { processEvent, type ProcessDeps, type ProcessOutcome } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';
+import { releaseEvent } from './queue-release.js';
 import { startAttempts, type Start } from './queue-start-attempt.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
 export const EVENTS_CHANNEL = 'hookprompt_events';
+
+/**
+ * The lease of a claim, until each event's attempt starts and renews it to the full lease:
+ * events claimed ahead wait for a slot under it, so a worker that dies holds those for this
+ * long, not for a whole lease (an AI call's limit and more).
+ */
+export const READY_LEASE_MS = 10_000;
 
 export interface WorkerOptions {
   db: Database;
@@ -46,6 +54,8 @@ export class Worker {
    * so the next event's call need not wait for that commit.
    */
   private readonly slots = new Set<string>();
+  /** Claimed ahead while a backlog lasts, not yet started: each waits for a free slot. */
+  private readonly ready: ClaimedEvent[] = [];
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -128,6 +138,11 @@ export class Worker {
     clearTimeout(this.wakeTimer);
     this.wake();
     await this.loop;
+    // Claimed ahead but never started: given back now rather than when their lease ends.
+    const unstarted = this.ready.splice(0);
+    await Promise.all(
+      unstarted.map((event) => releaseEvent(this.options.db, event.id, this.id).catch(() => false)),
+    );
     await this.unlisten?.().catch(() => undefined);
     this.unlisten = undefined;
     const all = Promise.all(this.inFlight.values());
@@ -148,18 +163,26 @@ export class Worker {
     if (this.loop) this.options.log.info({ workerId: this.id }, 'worker stopped');
   }
 
+  /**
+   * Keeps every slot busy while events are due. While a backlog lasts, a claim's worth of events
+   * waits ready beside the slots, so a slot that frees up starts its next event at once instead
+   * of waiting for a claim's round trip; and a claim is made only once an eighth of the slots'
+   * worth is wanted: a claim for each finished event would make claims, not the AI, the limit
+   * (each walks the queue's turns).
+   */
   private async run(): Promise<void> {
-    // While a backlog lasts, a claim waits until an eighth of the slots are free: a claim for
-    // each finished event would make claims, not the AI, the limit (each walks the queue's
-    // turns), and a few idle slots for one claim's round trip cost less.
-    const backlogClaim = Math.ceil(this.options.concurrency / 8);
+    const claimSize = Math.ceil(this.options.concurrency / 8);
     while (!this.stopping) {
-      const free = this.freeSlots();
-      if (free > 0 && (!this.backlog || free >= backlogClaim)) {
+      this.startReady();
+      const wanted = this.freeSlots() + (this.backlog ? claimSize : 0) - this.ready.length;
+      if (wanted > 0 && (!this.backlog || wanted >= claimSize)) {
         try {
-          const batch = await this.claim(free);
-          for (const event of batch) void this.track(event);
-          this.backlog = batch.length === free;
+          const batch = await this.claim(wanted);
+          const known = new Set(this.ready.map((event) => event.id));
+          // Its own event claimed again (it waited past the ready lease): it is still held.
+          this.ready.push(...batch.filter((event) => !known.has(event.id)));
+          this.startReady();
+          this.backlog = batch.length === wanted;
         } catch (error) {
           this.backlog = false;
           this.options.log.error(
@@ -171,6 +194,13 @@ export class Worker {
       }
       // Woken early by a notification, or by a freed slot while there is a backlog.
       await this.sleep(this.options.pollIntervalMs);
+    }
+  }
+
+  private startReady(): void {
+    while (this.ready.length > 0 && this.freeSlots() > 0) {
+      if (this.stopping) return;
+      void this.track(this.ready.shift() as ClaimedEvent);
     }
   }
 
@@ -189,7 +219,8 @@ export class Worker {
     // A notification arriving from here on may be for an event this claim misses: it wakes the next sleep.
     this.woken = false;
     const { db, leaseMs } = this.options;
-    const claimed = await claimEvents(db, this.id, limit, leaseMs, this.rotation);
+    const lease = Math.min(leaseMs, READY_LEASE_MS);
+    const claimed = await claimEvents(db, this.id, limit, lease, this.rotation);
     this.rotation = nextRotation(this.rotation, claimed);
     return claimed;
   }
@@ -211,6 +242,7 @@ export class Worker {
       .finally(() => {
         this.slots.delete(event.id);
         this.inFlight.delete(event.id);
+        this.startReady();
         // The next event of a thread becomes due only now that this one is finished.
         if (this.backlog || event.thread_key !== null) this.wake();
       });
@@ -219,7 +251,9 @@ export class Worker {
   }
 
   private freeSlot(eventId: string): void {
-    if (this.slots.delete(eventId) && this.backlog) this.wake();
+    if (!this.slots.delete(eventId)) return;
+    this.startReady();
+    if (this.backlog) this.wake();
   }
 
   /**

@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createWorker } from '../../src/worker/create-worker.js';
+import { READY_LEASE_MS } from '../../src/worker/worker.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { finishEvents } from '../../src/worker/queue-finish.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
 import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -342,6 +344,44 @@ describe('running worker', () => {
       await worker.stop();
     }
     expect(ai.prompts()).toEqual(['Order 42']);
+  });
+
+  it('holds an event claimed ahead under a short lease until its call starts, and gives it back on stop', async () => {
+    const channel = await driver.createChannel();
+    for (let n = 1; n <= 3; n++) await receive(channel, { order: { id: n } });
+    ai.defaultReply = { hang: true };
+    const worker = createWorker(app.ctx, {
+      concurrency: 1,
+      leaseMs: 60_000,
+      shutdownGraceMs: 0,
+      pollIntervalMs: 600_000,
+    });
+    await worker.start();
+    try {
+      await ai.waitForRequests(1);
+      const held = await eventually(
+        async () => {
+          const { rows } = await app.ctx.db.query<{ attempts: number; lease_s: number }>(
+            `select attempts, extract(epoch from locked_until - now())::float8 as lease_s
+             from events where status = 'processing' order by attempts desc`,
+          );
+          return rows.length === 2 ? rows : undefined;
+        },
+        { what: 'an event claimed ahead' },
+      );
+      // The event in its call holds the full lease; the one waiting for the slot a short one.
+      expect(held[0]?.attempts).toBe(1);
+      expect(held[0]?.lease_s).toBeGreaterThan(50);
+      expect(held[1]?.attempts).toBe(0);
+      expect(held[1]?.lease_s).toBeLessThanOrEqual(READY_LEASE_MS / 1000);
+    } finally {
+      await worker.stop();
+    }
+    const { rows } = await app.ctx.db.query<{ attempts: number }>(
+      `select attempts from events where status = 'pending' and locked_by is null order by id`,
+    );
+    expect(rows.map((row) => row.attempts)).toEqual([1, 0, 0]);
+    expect(ai.requests).toHaveLength(1);
   });
 
   it('finishes in-flight events on stop within the grace period', async () => {
