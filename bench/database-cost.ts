@@ -1,7 +1,7 @@
 /**
  * What one event costs PostgreSQL, step by step, with the service's own statements: stored by
  * the receiver's group commit (batches of 1, 16 and 64), then claimed, its attempt started and
- * finished by the worker. The figures are the CPU time of the database backend (from /proc),
+ * finished by the worker, one at a time and in batches as the worker gathers them. The figures are the CPU time of the database backend (from /proc),
  * which does not depend on what else the machine is doing, unlike a rate, and the WAL written
  * (what the disk and any replica must take); they are the inputs of the capacity model in
  * docs/scaling.md.
@@ -20,8 +20,8 @@ import { openPostgres } from '../src/db/postgres.js';
 import type { Database, Queryable } from '../src/db/database.js';
 import { storeEventBatch, type IncomingEvent } from '../src/hooks/store-event-batch.js';
 import { claimEvents } from '../src/worker/queue-claim.js';
-import { finishEvent } from '../src/worker/queue-finish.js';
-import { startAttempt } from '../src/worker/queue-start-attempt.js';
+import { finishEvents } from '../src/worker/queue-finish.js';
+import { startAttempts } from '../src/worker/queue-start-attempt.js';
 import { orderPayload } from './lib/payload.js';
 import { createScratchDatabase } from './lib/scratch-database.js';
 
@@ -149,7 +149,9 @@ async function main() {
       'store signed + dedup key, batches of 64',
       await measure(meter, total, storeIn(64, signedEvent)),
     ]);
-    // The worker's three statements per event, on the events just stored (claims of 8).
+    // The worker's three statements per event, on the events just stored (claims of 8): each
+    // one at a time, then gathered as the worker gathers them (the starts of a claim together,
+    // the finishes of the events that end while the previous finish is written).
     const claimed: string[] = [];
     rows.push([
       'claim (8 at a time)',
@@ -159,24 +161,47 @@ async function main() {
         return events.length;
       }),
     ]);
-    let started = 0;
+    // The first half one at a time, the second half in batches.
+    const half = Math.floor(claimed.length / 2);
+    const inBatches = (from: number, size: number, write: (ids: string[]) => Promise<unknown>) => {
+      let next = from;
+      return async () => {
+        const ids = claimed.slice(next, Math.min(next + size, from === 0 ? half : claimed.length));
+        next += ids.length;
+        if (ids.length > 0) await write(ids);
+        return ids.length;
+      };
+    };
+    const start = (ids: string[]) =>
+      startAttempts(
+        db,
+        WORKER,
+        LEASE_MS,
+        ids.map((eventId) => ({ eventId, prompt: 'Order 1234567', missing: [], model: null })),
+      );
+    const finish = (ids: string[]) =>
+      finishEvents(
+        db,
+        WORKER,
+        ids.map((eventId) => ({
+          eventId,
+          outcome: { status: 'replied', reply: 'Thanks for your order 1234567 of 149.90 EUR.' },
+          call: { usage: null, latencyMs: 200 },
+        })),
+      );
+    const rest = claimed.length - half;
+    rows.push(['start attempt, one at a time', await measure(meter, half, inBatches(0, 1, start))]);
     rows.push([
-      'start attempt',
-      await measure(meter, claimed.length, async () => {
-        await startAttempt(db, claimed[started++]!, WORKER, 'Order 1234567', LEASE_MS, [], null);
-        return 1;
-      }),
+      'start attempt, 8 at a time',
+      await measure(meter, rest, inBatches(half, 8, start)),
     ]);
-    let finished = 0;
     rows.push([
-      'finish (replied)',
-      await measure(meter, claimed.length, async () => {
-        await finishEvent(db, claimed[finished++]!, WORKER, {
-          status: 'replied',
-          reply: 'Thanks for your order 1234567 of 149.90 EUR.',
-        });
-        return 1;
-      }),
+      'finish (replied), one at a time',
+      await measure(meter, half, inBatches(0, 1, finish)),
+    ]);
+    rows.push([
+      'finish (replied), 16 at a time',
+      await measure(meter, rest, inBatches(half, 16, finish)),
     ]);
     await end();
     console.log(

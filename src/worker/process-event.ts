@@ -8,11 +8,11 @@ import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import type { AiCallRecord } from './ai-call.js';
 import type { ClaimedEvent } from './queue-claim.js';
-import { finishEvent, type FinalOutcome } from './queue-finish.js';
+import type { FinalOutcome, Finish } from './queue-finish.js';
 import { threadHistory } from './queue-history.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
-import { startAttempt } from './queue-start-attempt.js';
+import type { Start } from './queue-start-attempt.js';
 import { storableText } from './storable-text.js';
 
 export interface ProcessDeps {
@@ -28,6 +28,13 @@ export interface ProcessDeps {
   defaultModel?: string;
   /** Told when a retried event is due again, so the worker can wake for it on time. */
   onRetryScheduled?: (dueInMs: number) => void;
+  /**
+   * Records that a call is about to be made (`startAttempts`, gathered with the other events of
+   * its claim): the new attempt count, or undefined when the lease was lost.
+   */
+  recordStarted: (start: Start) => Promise<number | undefined>;
+  /** Ends the event (`finishEvents`, gathered with others that end meanwhile); false when the lease was lost. */
+  recordFinished: (finish: Finish) => Promise<boolean>;
 }
 
 /** What became of a claimed event; `lost` means another worker had taken it over. */
@@ -37,18 +44,21 @@ export type ProcessOutcome = ReplyOutcome | 'released' | 'lost';
  * Answers one claimed event: renders the channel's template (and system prompt) with the
  * payload, adds the thread's history, asks the AI with the channel's settings, checks the
  * reply's shape, and stores the result. `signal` aborts the AI call when the worker shuts down; the event is then
- * given back to the queue. Database errors are thrown: the event keeps its lease and is taken
- * again once it ends.
+ * given back to the queue. `callEnded` is called (perhaps more than once) when the AI call is
+ * over or will not be made, before the result is stored. Database errors are thrown: the event
+ * keeps its lease and is taken again once it ends.
  */
 export async function processEvent(
   deps: ProcessDeps,
   event: ClaimedEvent,
   signal: AbortSignal,
+  callEnded: () => void = () => undefined,
 ): Promise<ProcessOutcome> {
   const { db, log, workerId } = deps;
   const eventId = event.id;
   const finish = async (outcome: FinalOutcome, call?: AiCallRecord): Promise<ProcessOutcome> => {
-    if (!(await finishEvent(db, eventId, workerId, outcome, call))) return lost(deps, eventId);
+    callEnded();
+    if (!(await deps.recordFinished({ eventId, outcome, call }))) return lost(deps, eventId);
     deps.metrics.replies.inc({ outcome: outcome.status });
     return outcome.status;
   };
@@ -106,7 +116,7 @@ export async function processEvent(
   }
 
   const model = request.model ?? deps.defaultModel ?? null;
-  const attempts = await startAttempt(db, eventId, workerId, prompt, deps.leaseMs, missing, model);
+  const attempts = await deps.recordStarted({ eventId, prompt, missing, model });
   if (attempts === undefined) return lost(deps, eventId);
 
   const started = performance.now();
@@ -115,6 +125,7 @@ export async function processEvent(
     reply = await deps.provider.complete(request, signal);
     deps.metrics.aiLatency.observe({ result: 'ok' }, (performance.now() - started) / 1000);
   } catch (error) {
+    callEnded();
     if (signal.aborted) {
       log.info({ eventId }, 'event released: shutting down');
       return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
@@ -125,6 +136,7 @@ export async function processEvent(
       error instanceof AiError ? error : new AiError(`Unexpected error: ${messageOf(error)}`, true);
     return failedCall(deps, event, attempts, aiError, undefined, finish);
   }
+  callEnded();
 
   const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
   const problem = replyProblem(reply.text, request.responseFormat);

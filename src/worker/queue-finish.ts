@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { ReplyOutcomeStatus } from '../events/event-states.js';
-import { callParams, type AiCallRecord } from './ai-call.js';
+import { callParams, textArrayLiteral, type AiCallRecord } from './ai-call.js';
 
 export type FinalOutcome = (
   | { status: 'replied'; reply: string }
@@ -8,45 +8,60 @@ export type FinalOutcome = (
   | { status: 'failed'; error: string; prompt?: string }
 ) & { status: ReplyOutcomeStatus };
 
+/** How one claimed event ends; `call` records the usage and latency of an answered call. */
+export interface Finish {
+  eventId: string;
+  outcome: FinalOutcome;
+  call?: AiCallRecord;
+}
+
 /**
- * Ends an event for good and clears its lease. Matching on `locked_by` as well as the id is
- * what keeps a worker whose lease ran out (and whose event another worker claimed) from
- * writing a second result: it then updates nothing and gets false back.
+ * Ends events for good and clears their leases, several in one statement (the worker gathers
+ * the events that end while the previous statement runs: one commit for all of them). Matching
+ * on `locked_by` as well as the id is what keeps a worker whose lease ran out (and whose event
+ * another worker claimed) from writing a second result: that event is left as it is, and its id
+ * is missing from the answer. Resolves to the ids this worker ended.
  * A prompt given here replaces the stored one; without one the prompt stored by
- * `startAttempt` stays. `call` records the usage and latency of an answered call.
+ * `startAttempts` stays.
  */
-export async function finishEvent(
+export async function finishEvents(
   db: Queryable,
-  eventId: string,
   workerId: string,
-  outcome: FinalOutcome,
-  call?: AiCallRecord,
-): Promise<boolean> {
-  const prompt = outcome.status === 'replied' ? null : (outcome.prompt ?? null);
-  const { rowCount } = await db.query(
+  finishes: readonly Finish[],
+  deadline?: number,
+): Promise<Set<string>> {
+  const rows = finishes.map(finishRow);
+  const { rows: ended } = await db.query<{ id: string }>(
     `update events set
-       status = $3,
-       prompt = coalesce($4, prompt),
-       reply = $5,
-       error = $6,
-       missing = coalesce($7::text[], missing),
-       usage = coalesce($8::jsonb, usage),
-       latency_ms = coalesce($9, latency_ms),
+       status = finished.status,
+       prompt = coalesce(finished.prompt, events.prompt),
+       reply = finished.reply,
+       error = finished.error,
+       missing = coalesce(finished.missing::text[], events.missing),
+       usage = coalesce(finished.usage::jsonb, events.usage),
+       latency_ms = coalesce(finished.latency_ms, events.latency_ms),
        locked_by = null,
        locked_until = null,
        completed_at = now()
-     where id = $1 and locked_by = $2 and status = 'processing'`,
-    [
-      eventId,
-      workerId,
-      outcome.status,
-      prompt,
-      outcome.status === 'replied' ? outcome.reply : null,
-      outcome.status === 'failed' ? outcome.error : null,
-      outcome.status === 'skipped' ? outcome.missing : null,
-      ...callParams(call),
-    ],
-    { name: 'finish-event' },
+     from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+                 $8::text[], $9::integer[])
+       as finished(id, status, prompt, reply, error, missing, usage, latency_ms)
+     where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
+     returning events.id`,
+    [workerId, ...Array.from({ length: 8 }, (_, column) => rows.map((row) => row[column]))],
+    { name: 'finish-events', deadline },
   );
-  return rowCount > 0;
+  return new Set(ended.map((row) => row.id));
+}
+
+function finishRow({ eventId, outcome, call }: Finish) {
+  return [
+    eventId,
+    outcome.status,
+    outcome.status === 'replied' ? null : (outcome.prompt ?? null),
+    outcome.status === 'replied' ? outcome.reply : null,
+    outcome.status === 'failed' ? outcome.error : null,
+    outcome.status === 'skipped' ? textArrayLiteral(outcome.missing) : null,
+    ...callParams(call),
+  ];
 }

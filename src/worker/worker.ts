@@ -3,13 +3,24 @@ import { hostname } from 'node:os';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { AiProvider } from '../ai/ai-provider.js';
 import type { Database } from '../db/database.js';
+import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { processEvent, type ProcessDeps, type ProcessOutcome } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
+import { finishEvents, type Finish } from './queue-finish.js';
+import { releaseEvent } from './queue-release.js';
+import { startAttempts, type Start } from './queue-start-attempt.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
 export const EVENTS_CHANNEL = 'hookprompt_events';
+
+/**
+ * The lease of a claim, until each event's attempt starts and renews it to the full lease:
+ * events claimed ahead wait for a slot under it, so a worker that dies holds those for this
+ * long, not for a whole lease (an AI call's limit and more).
+ */
+export const READY_LEASE_MS = 10_000;
 
 export interface WorkerOptions {
   db: Database;
@@ -37,6 +48,14 @@ export class Worker {
   readonly id: string;
   private readonly deps: ProcessDeps;
   private readonly inFlight = new Map<string, Promise<ProcessOutcome | undefined>>();
+  /**
+   * The events of `inFlight` that hold one of the `concurrency` slots: claimed and not yet past
+   * their AI call. An event whose call is over waits for its result to be stored without a slot,
+   * so the next event's call need not wait for that commit.
+   */
+  private readonly slots = new Set<string>();
+  /** Claimed ahead while a backlog lasts, not yet started: each waits for a free slot. */
+  private readonly ready: ClaimedEvent[] = [];
   private readonly shutdown = new AbortController();
   private loop: Promise<void> | undefined;
   private unlisten: (() => Promise<void>) | undefined;
@@ -54,6 +73,23 @@ export class Worker {
     // pid alone is not enough: in a container every restart is pid 1 on the same host name.
     this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
     const { db, provider, log, metrics, leaseMs, maxAttempts, retryBaseMs } = options;
+    // The calls of one claim start together, and events that end while the previous finish is
+    // being written are ended together: one statement and one commit for each group, instead
+    // of one per event.
+    const started = new GroupCommit<Start, number | undefined>(
+      async (items, deadline) => {
+        const attempts = await startAttempts(db, this.id, leaseMs, items, deadline);
+        return items.map((item) => attempts.get(item.eventId));
+      },
+      { maxBatchSize: Math.max(1, options.concurrency), maxConcurrentWrites: 2 },
+    );
+    const finished = new GroupCommit<Finish, boolean>(
+      async (items, deadline) => {
+        const ended = await finishEvents(db, this.id, items, deadline);
+        return items.map((item) => ended.has(item.eventId));
+      },
+      { maxBatchSize: Math.max(1, options.concurrency), maxConcurrentWrites: 1 },
+    );
     this.deps = {
       db,
       provider,
@@ -65,6 +101,9 @@ export class Worker {
       workerId: this.id,
       defaultModel: options.defaultModel,
       onRetryScheduled: (dueInMs) => this.wakeIn(dueInMs),
+      // By the lease's end neither can be stored anyway.
+      recordStarted: (item) => started.submit(item, Date.now() + leaseMs),
+      recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
     };
   }
 
@@ -99,6 +138,11 @@ export class Worker {
     clearTimeout(this.wakeTimer);
     this.wake();
     await this.loop;
+    // Claimed ahead but never started: given back now rather than when their lease ends.
+    const unstarted = this.ready.splice(0);
+    await Promise.all(
+      unstarted.map((event) => releaseEvent(this.options.db, event.id, this.id).catch(() => false)),
+    );
     await this.unlisten?.().catch(() => undefined);
     this.unlisten = undefined;
     const all = Promise.all(this.inFlight.values());
@@ -119,18 +163,26 @@ export class Worker {
     if (this.loop) this.options.log.info({ workerId: this.id }, 'worker stopped');
   }
 
+  /**
+   * Keeps every slot busy while events are due. While a backlog lasts, a claim's worth of events
+   * waits ready beside the slots, so a slot that frees up starts its next event at once instead
+   * of waiting for a claim's round trip; and a claim is made only once an eighth of the slots'
+   * worth is wanted: a claim for each finished event would make claims, not the AI, the limit
+   * (each walks the queue's turns).
+   */
   private async run(): Promise<void> {
-    // While a backlog lasts, a claim waits until an eighth of the slots are free: a claim for
-    // each finished event would make claims, not the AI, the limit (each walks the queue's
-    // turns), and a few idle slots for one claim's round trip cost less.
-    const backlogClaim = Math.ceil(this.options.concurrency / 8);
+    const claimSize = Math.ceil(this.options.concurrency / 8);
     while (!this.stopping) {
-      const free = this.options.concurrency - this.inFlight.size;
-      if (free > 0 && (!this.backlog || free >= backlogClaim)) {
+      this.startReady();
+      const wanted = this.freeSlots() + (this.backlog ? claimSize : 0) - this.ready.length;
+      if (wanted > 0 && (!this.backlog || wanted >= claimSize)) {
         try {
-          const batch = await this.claim(free);
-          for (const event of batch) void this.track(event);
-          this.backlog = batch.length === free;
+          const batch = await this.claim(wanted);
+          const known = new Set(this.ready.map((event) => event.id));
+          // Its own event claimed again (it waited past the ready lease): it is still held.
+          this.ready.push(...batch.filter((event) => !known.has(event.id)));
+          this.startReady();
+          this.backlog = batch.length === wanted;
         } catch (error) {
           this.backlog = false;
           this.options.log.error(
@@ -145,12 +197,30 @@ export class Worker {
     }
   }
 
+  private startReady(): void {
+    while (this.ready.length > 0 && this.freeSlots() > 0) {
+      if (this.stopping) return;
+      void this.track(this.ready.shift() as ClaimedEvent);
+    }
+  }
+
+  /**
+   * Slots not taken by an event before or in its AI call; events whose results wait to be
+   * stored count only beyond another `concurrency` of them, so a slow database holds claims
+   * back instead of letting unstored results pile up.
+   */
+  private freeSlots(): number {
+    const { concurrency } = this.options;
+    return Math.min(concurrency - this.slots.size, 2 * concurrency - this.inFlight.size);
+  }
+
   private async claim(limit: number): Promise<ClaimedEvent[]> {
     if (limit <= 0) return [];
     // A notification arriving from here on may be for an event this claim misses: it wakes the next sleep.
     this.woken = false;
     const { db, leaseMs } = this.options;
-    const claimed = await claimEvents(db, this.id, limit, leaseMs, this.rotation);
+    const lease = Math.min(leaseMs, READY_LEASE_MS);
+    const claimed = await claimEvents(db, this.id, limit, lease, this.rotation);
     this.rotation = nextRotation(this.rotation, claimed);
     return claimed;
   }
@@ -160,7 +230,8 @@ export class Worker {
     // task still owns the lease under this worker's name and stores the result.
     const running = this.inFlight.get(event.id);
     if (running) return running;
-    const task = processEvent(this.deps, event, this.shutdown.signal)
+    this.slots.add(event.id);
+    const task = processEvent(this.deps, event, this.shutdown.signal, () => this.freeSlot(event.id))
       .catch((error: unknown) => {
         this.options.log.error(
           { err: error, eventId: event.id },
@@ -169,12 +240,20 @@ export class Worker {
         return undefined;
       })
       .finally(() => {
+        this.slots.delete(event.id);
         this.inFlight.delete(event.id);
+        this.startReady();
         // The next event of a thread becomes due only now that this one is finished.
         if (this.backlog || event.thread_key !== null) this.wake();
       });
     this.inFlight.set(event.id, task);
     return task;
+  }
+
+  private freeSlot(eventId: string): void {
+    if (!this.slots.delete(eventId)) return;
+    this.startReady();
+    if (this.backlog) this.wake();
   }
 
   /**

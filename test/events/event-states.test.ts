@@ -22,11 +22,12 @@ function sources(dir: string): { file: string; text: string }[] {
 }
 
 /**
- * The status changes a queue statement (one per file) makes: to the status it sets (a parameter
- * means one of the worker's outcomes), from the statuses its where clause accepts.
+ * The status changes a queue statement (one per file) makes: to the status it sets (a parameter,
+ * or a column of parameters unnested, means one of the worker's outcomes), from the statuses its
+ * where clause accepts.
  */
 function transitionsIn(text: string): [from: string, to: string][] {
-  const set = /set\s+status = (?:'(\w+)'|\$\d+)/.exec(text);
+  const set = /set\s+status = (?:'(\w+)'|\$\d+|\w+\.status\b)/.exec(text);
   if (!set) return [];
   const to = set[1] ? [set[1]] : [...REPLY_OUTCOMES];
   const from = text.includes('sqlStatusList(UNFINISHED_STATUSES)')

@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createWorker } from '../../src/worker/create-worker.js';
+import { READY_LEASE_MS } from '../../src/worker/worker.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
-import { finishEvent } from '../../src/worker/queue-finish.js';
+import { finishEvents } from '../../src/worker/queue-finish.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
 import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -109,7 +111,13 @@ describe('worker', () => {
 
     await worker.runOnce();
     const waiting = await eventState(id);
-    expect(waiting).toMatchObject({ status: 'pending', attempts: 1, locked_by: null, reply: null });
+    expect(waiting).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      prompt: 'Order 42',
+      locked_by: null,
+      reply: null,
+    });
     expect(waiting.error).toBe('The AI server failed (HTTP 500): fake failure 500');
 
     await worker.runOnce();
@@ -258,8 +266,10 @@ describe('queue leases', () => {
 
     // The silent worker wakes up: its late result must not overwrite the stored reply.
     expect(
-      await finishEvent(app.ctx.db, id, 'silent-worker', { status: 'failed', error: 'late' }),
-    ).toBe(false);
+      await finishEvents(app.ctx.db, 'silent-worker', [
+        { eventId: id, outcome: { status: 'failed', error: 'late' } },
+      ]),
+    ).toEqual(new Set());
     expect(await eventState(id)).toMatchObject({
       status: 'replied',
       error: null,
@@ -290,6 +300,39 @@ describe('queue leases', () => {
 });
 
 describe('running worker', () => {
+  it("starts the next event's AI call while the previous one's reply is still being stored", async () => {
+    const channel = await driver.createChannel();
+    const first = await receive(channel, { order: { id: 1 } });
+    const second = await receive(channel, { order: { id: 2 } });
+    // Every finish statement waits until the test opens the gate.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const db = app.ctx.db;
+    const gated = new Proxy(db, {
+      get(target, property) {
+        if (property === 'query')
+          return async (...args: Parameters<typeof db.query>) => {
+            if (args[2]?.name === 'finish-events') await gate;
+            return db.query(...args);
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const worker = createWorker(app.ctx, { db: gated, concurrency: 1, pollIntervalMs: 600_000 });
+    await worker.start();
+    try {
+      // One slot: the second call can only start once the first call's slot is given up.
+      await ai.waitForRequests(2);
+      expect((await eventState(first)).status).toBe('processing');
+    } finally {
+      open();
+      await worker.stop();
+    }
+    expect(await eventState(first)).toMatchObject({ status: 'replied', attempts: 1 });
+    expect(await eventState(second)).toMatchObject({ status: 'replied', attempts: 1 });
+  });
+
   it('is woken by a notification when an event arrives, not by its poll', async () => {
     const worker = createWorker(app.ctx, { pollIntervalMs: 600_000 });
     await worker.start();
@@ -301,6 +344,44 @@ describe('running worker', () => {
       await worker.stop();
     }
     expect(ai.prompts()).toEqual(['Order 42']);
+  });
+
+  it('holds an event claimed ahead under a short lease until its call starts, and gives it back on stop', async () => {
+    const channel = await driver.createChannel();
+    for (let n = 1; n <= 3; n++) await receive(channel, { order: { id: n } });
+    ai.defaultReply = { hang: true };
+    const worker = createWorker(app.ctx, {
+      concurrency: 1,
+      leaseMs: 60_000,
+      shutdownGraceMs: 0,
+      pollIntervalMs: 600_000,
+    });
+    await worker.start();
+    try {
+      await ai.waitForRequests(1);
+      const held = await eventually(
+        async () => {
+          const { rows } = await app.ctx.db.query<{ attempts: number; lease_s: number }>(
+            `select attempts, extract(epoch from locked_until - now())::float8 as lease_s
+             from events where status = 'processing' order by attempts desc`,
+          );
+          return rows.length === 2 ? rows : undefined;
+        },
+        { what: 'an event claimed ahead' },
+      );
+      // The event in its call holds the full lease; the one waiting for the slot a short one.
+      expect(held[0]?.attempts).toBe(1);
+      expect(held[0]?.lease_s).toBeGreaterThan(50);
+      expect(held[1]?.attempts).toBe(0);
+      expect(held[1]?.lease_s).toBeLessThanOrEqual(READY_LEASE_MS / 1000);
+    } finally {
+      await worker.stop();
+    }
+    const { rows } = await app.ctx.db.query<{ attempts: number }>(
+      `select attempts from events where status = 'pending' and locked_by is null order by id`,
+    );
+    expect(rows.map((row) => row.attempts)).toEqual([1, 0, 0]);
+    expect(ai.requests).toHaveLength(1);
   });
 
   it('finishes in-flight events on stop within the grace period', async () => {
@@ -327,6 +408,7 @@ describe('running worker', () => {
     expect(released).toMatchObject({
       status: 'pending',
       attempts: 1,
+      prompt: 'Order 42',
       locked_by: null,
       locked_until: null,
     });
