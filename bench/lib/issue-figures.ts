@@ -83,7 +83,13 @@ export function issueFigures(report: BenchReport): Figure[] {
         (sum, x) => sum + (x.cpu.serverMsPerRequest ?? NaN) + (x.cpu.postgresMsPerRequest ?? NaN),
         0,
       ) / r.length;
-    figure.measured += ` (per CPU ms: ${two(cpu(ours) / cpu(signed))})`;
+    // Each round's pair too: the runs of one round were made side by side.
+    const rounds = signed.map((row) => {
+      const plain = ours.find((r) => r.round === row.round);
+      return plain ? two(row.acceptedPerSecond / plain.acceptedPerSecond) : '–';
+    });
+    const perRound = signed.length > 1 ? `rounds ${rounds.join(' / ')}; ` : '';
+    figure.measured += ` (${perRound}per CPU ms: ${two(cpu(ours) / cpu(signed))})`;
     figures.push(figure);
   } else {
     figures.push(notMeasured('verified + dedup channel ÷ plain channel', '≥ 0.85'));
