@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { ReplyOutcomeStatus } from '../events/event-states.js';
-import { callParams, textArrayLiteral, type AiCallRecord } from './ai-call.js';
+import { textArrayLiteral } from '../db/sql.js';
+import { callParams, type AiCallRecord } from './ai-call.js';
 
 export type FinalOutcome = (
   | { status: 'replied'; reply: string }

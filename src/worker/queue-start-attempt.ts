@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { textArrayLiteral } from './ai-call.js';
+import { textArrayLiteral } from '../db/sql.js';
 
 /** An AI call about to be made for a claimed event. */
 export interface Start {
