@@ -2,7 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import contentType from 'content-type';
 import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
-import { InvalidJsonError, isJsonObject, parsePayload, type JsonValue } from '../template/index.js';
+import {
+  InvalidJsonError,
+  checkPayload,
+  isJsonObject,
+  parsePayload,
+  type JsonValue,
+} from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -240,10 +246,11 @@ class RefusalRecord {
 }
 
 /**
- * The event a valid JSON object body makes, or why the body is refused. Synchronous on purpose:
- * the parsed payload is needed only here, and is garbage once this returns, instead of living on
- * in the receiver's async frame while the event is stored (it would survive young-generation
- * collections and be copied by each).
+ * The event a valid JSON object body makes, or why the body is refused. The payload's tree is
+ * built only when a thread key or a payload dedup key is rendered from it; otherwise the body is
+ * only checked (checkPayload). Synchronous on purpose: the tree is garbage once this returns,
+ * instead of living on in the receiver's async frame while the event is stored (it would survive
+ * young-generation collections and be copied by each).
  */
 function incomingEvent(
   channel: repo.ReceivingChannel,
@@ -252,13 +259,13 @@ function incomingEvent(
   request: RefusalRecord,
 ): batch.IncomingEvent | { refusal: AppError } {
   let text: string;
-  let payload: JsonValue;
-  let threadKey: string | null;
+  let payload: JsonValue | undefined;
   try {
     text = utf8.decode(body);
-    payload = parsePayload(text);
-    if (!isJsonObject(payload)) return { refusal: hookErrors.payloadNotObject() };
-    threadKey = renderThreadKey(channel.thread_key_template, payload);
+    const needsTree = Boolean(channel.thread_key_template) || channel.dedup.mode === 'payload';
+    if (needsTree) payload = parsePayload(text);
+    const isObject = payload ? isJsonObject(payload) : checkPayload(text).isObject;
+    if (!isObject) return { refusal: hookErrors.payloadNotObject() };
   } catch (error) {
     const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
     return { refusal: hookErrors.invalidJson(reason) };
@@ -268,8 +275,8 @@ function incomingEvent(
     payload: text,
     headers: request.headers,
     senderIp: request.senderIp,
-    dedupKey: dedupKey(channel.dedup, headers, () => payload),
-    threadKey,
+    dedupKey: dedupKey(channel.dedup, headers, () => payload as JsonValue),
+    threadKey: payload ? renderThreadKey(channel.thread_key_template, payload) : null,
   };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   InvalidJsonError,
+  checkPayload,
   JsonNumber,
   MAX_DEPTH,
   isJsonObject,
@@ -221,5 +222,37 @@ describe('parsePayload: invalid documents', () => {
     ]) {
       expect(() => parsePayload(text)).toThrow(InvalidJsonError);
     }
+  });
+});
+
+describe("checkPayload: the receiver's check, without a tree", () => {
+  it('says whether a document is an object', () => {
+    expect(checkPayload('{"a":[1,{"b":null}]}')).toEqual({ isObject: true });
+    expect(checkPayload(' {} ')).toEqual({ isObject: true });
+    for (const text of ['[]', '[{}]', '1', '"x"', 'null', 'true'])
+      expect(checkPayload(text)).toEqual({ isObject: false });
+  });
+
+  it('takes one byte-order mark at the very start, as parsePayload does', () => {
+    expect(checkPayload('\ufeff{"a":1}')).toEqual({ isObject: true });
+    expect(() => checkPayload('\ufeff\ufeff{}')).toThrow(InvalidJsonError);
+  });
+
+  it.each(invalid)("refuses %s with parsePayload's error", (_name, text) => {
+    expect(() => checkPayload(text)).toThrow(parseError(text).message);
+  });
+
+  it(`accepts ${MAX_DEPTH} levels and refuses ${MAX_DEPTH + 1} with parsePayload's error`, () => {
+    const deepest = '{"a":'.repeat(998) + '["]]]\\"",{}]' + '}'.repeat(998);
+    expect(checkPayload(deepest)).toEqual({ isObject: true });
+    for (const text of [
+      '['.repeat(1001) + ']'.repeat(1001),
+      '{"a":'.repeat(1001) + '1' + '}'.repeat(1001),
+      '{"s":"' + '['.repeat(2000) + '","a":' + '['.repeat(1000) + ']'.repeat(1000) + '}',
+    ]) {
+      expect(() => checkPayload(text)).toThrow(parseError(text).message);
+    }
+    // Brackets inside strings do not nest.
+    expect(checkPayload('{"s":"' + '['.repeat(5000) + '"}')).toEqual({ isObject: true });
   });
 });

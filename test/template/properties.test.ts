@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidJsonError,
+  checkPayload,
+  isJsonObject,
   listPlaceholders,
   missingPlaceholders,
   parsePayload,
@@ -334,6 +336,30 @@ describe('template engine properties', () => {
     };
     fc.assert(fc.property(jsonish, agree), { numRuns: 2000 });
     fc.assert(fc.property(mutated, agree), { numRuns: 1000 });
+  });
+
+  it('checks documents (checkPayload) exactly as parsePayload parses them', () => {
+    const outcome = (read: () => boolean) => {
+      try {
+        return read() ? 'object' : 'other value';
+      } catch (error) {
+        return error instanceof InvalidJsonError ? error.message : `not InvalidJsonError: ${error}`;
+      }
+    };
+    const agree = (text: string) => {
+      expect(outcome(() => checkPayload(text).isObject)).toBe(
+        outcome(() => isJsonObject(parsePayload(text))),
+      );
+    };
+    const documents = document(anyKey).map(({ text }) => text);
+    const mutated = fc
+      .tuple(documents, fc.nat(), fc.nat(), fc.constantFrom('', ...'{}[]:,"\\ 0-.eE', '\ufeff'))
+      .map(([text, at, drop, insert]) => {
+        const i = at % (text.length + 1);
+        return text.slice(0, i) + insert + text.slice(i + (drop % 2));
+      });
+    fc.assert(fc.property(documents, agree), { numRuns: 500 });
+    fc.assert(fc.property(mutated, agree), { numRuns: 2000 });
   });
 });
 
