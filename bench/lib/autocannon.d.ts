@@ -10,17 +10,18 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     timeout?: number;
-    /** Per-request changes; each request of a connection goes through `setupRequest` first. */
-    requests?: {
-      setupRequest?: (request: RequestParams) => RequestParams;
-    }[];
+    /** Called with each connection's client before its first request. */
+    setupClient?: (client: AutocannonClient) => void;
   }
 
-  interface RequestParams {
-    method?: string;
-    path?: string;
-    headers?: Record<string, string>;
-    body?: string | Buffer;
+  /** The part of a connection's client that closed-loop.ts feeds (autocannon 8.0.0). */
+  export interface AutocannonClient {
+    requestIterator?: {
+      /** What the client writes to its socket for the current request. */
+      currentRequest?: { requestBuffer?: Buffer | string };
+      nextRequest: () => { requestBuffer?: Buffer | string };
+      resetted: boolean;
+    };
   }
 
   interface Result {

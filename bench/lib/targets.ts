@@ -81,7 +81,8 @@ export function hookpromptTarget(
 export interface RequestSigner {
   /** Makes the headers of the next `count` requests ahead of a run. */
   prepare(count: number): void;
-  headersFor(): Record<string, string>;
+  /** The next request's own header lines, each `name: value\r\n`. */
+  headerLines(): string;
 }
 
 /** A sender with its own channel settings, and the headers it adds to every request. */
