@@ -3,7 +3,6 @@ import { DatabaseTimeoutError } from './database.js';
 interface Waiting<Item, Result> {
   item: Item;
   deadline: number;
-  timer: NodeJS.Timeout;
   resolve: (result: Result) => void;
   reject: (error: unknown) => void;
 }
@@ -22,12 +21,17 @@ interface Waiting<Item, Result> {
  *
  * Every item has a deadline. One still waiting for a slot when it passes is refused then (it was
  * never sent); a batch is written with the earliest deadline of its items, and `writeBatch`
- * must settle by that deadline (plus a moment) and never commit after it.
+ * must settle by that deadline (plus a moment) and never commit after it. One timer watches the
+ * waiting items' deadlines, not one per item: under load every item waits for a slot, and a
+ * timer set and cleared per webhook cost about 1 µs of the receiver's ~70 µs of CPU.
  */
 export class GroupCommit<Item, Result> {
   private waiting: Waiting<Item, Result>[] = [];
   private writesInFlight = 0;
   private scheduled = false;
+  /** Set while items wait, for the earliest of their deadlines (or an earlier moment). */
+  private deadlineTimer: NodeJS.Timeout | undefined;
+  private deadlineTimerAt = Number.POSITIVE_INFINITY;
 
   constructor(
     /** Writes a batch in one transaction that commits by `deadline` or not at all; one result per item, in order. */
@@ -37,22 +41,11 @@ export class GroupCommit<Item, Result> {
 
   submit(item: Item, deadline: number): Promise<Result> {
     return new Promise((resolve, reject) => {
-      const entry: Waiting<Item, Result> = {
-        item,
-        deadline,
-        resolve,
-        reject,
-        timer: setTimeout(
-          () => {
-            const index = this.waiting.indexOf(entry);
-            if (index === -1) return;
-            this.waiting.splice(index, 1);
-            reject(new DatabaseTimeoutError('no database write slot became free in time'));
-          },
-          Math.max(0, deadline - Date.now()),
-        ),
-      };
-      this.waiting.push(entry);
+      this.waiting.push({ item, deadline, resolve, reject });
+      // An item due before the timer set for those already waiting must not wait for it; without
+      // a timer, startWrites sets one if the item still waits once this turn's writes are sent.
+      if (this.deadlineTimer !== undefined && deadline < this.deadlineTimerAt)
+        this.setDeadlineTimer(deadline);
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => {
@@ -67,10 +60,7 @@ export class GroupCommit<Item, Result> {
     while (this.waiting.length > 0 && this.writesInFlight < this.options.maxConcurrentWrites) {
       const batch = this.waiting.splice(0, this.options.maxBatchSize);
       let deadline = Number.POSITIVE_INFINITY;
-      for (const entry of batch) {
-        clearTimeout(entry.timer);
-        deadline = Math.min(deadline, entry.deadline);
-      }
+      for (const entry of batch) deadline = Math.min(deadline, entry.deadline);
       this.writesInFlight++;
       this.writeBatch(
         batch.map((entry) => entry.item),
@@ -85,5 +75,42 @@ export class GroupCommit<Item, Result> {
           this.startWrites();
         });
     }
+    this.watchDeadlines();
+  }
+
+  /** Keeps the one deadline timer set while items wait, and only then. */
+  private watchDeadlines(): void {
+    if (this.waiting.length === 0) {
+      clearTimeout(this.deadlineTimer);
+      this.deadlineTimer = undefined;
+      this.deadlineTimerAt = Number.POSITIVE_INFINITY;
+    } else if (this.deadlineTimer === undefined) {
+      let earliest = Number.POSITIVE_INFINITY;
+      for (const entry of this.waiting) earliest = Math.min(earliest, entry.deadline);
+      this.setDeadlineTimer(earliest);
+    }
+  }
+
+  private setDeadlineTimer(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimerAt = at;
+    this.deadlineTimer = setTimeout(
+      () => {
+        this.deadlineTimer = undefined;
+        this.deadlineTimerAt = Number.POSITIVE_INFINITY;
+        this.refuseLate();
+      },
+      Math.max(0, at - Date.now()),
+    );
+  }
+
+  /** Refuses the waiting items whose deadline has passed: they were never sent. */
+  private refuseLate(): void {
+    const now = Date.now();
+    const late = this.waiting.filter((entry) => entry.deadline <= now);
+    this.waiting = this.waiting.filter((entry) => entry.deadline > now);
+    for (const entry of late)
+      entry.reject(new DatabaseTimeoutError('no database write slot became free in time'));
+    this.watchDeadlines();
   }
 }

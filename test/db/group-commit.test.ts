@@ -45,3 +45,27 @@ it('writes a batch with the earliest deadline of its items', async () => {
   ]);
   expect(deadlines).toEqual([soon]);
 });
+
+it('refuses a waiting item at its own deadline when it is due before those waiting ahead of it', async () => {
+  let release: () => void = () => undefined;
+  const commit = new GroupCommit<number, number>(
+    async (items) => {
+      // The first batch holds the only write slot until released.
+      if (items[0] === 1) await new Promise<void>((resolve) => (release = resolve));
+      return items;
+    },
+    { maxBatchSize: 10, maxConcurrentWrites: 1 },
+  );
+  const first = commit.submit(1, Date.now() + 60_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  const patient = commit.submit(2, Date.now() + 60_000);
+  await new Promise((resolve) => setImmediate(resolve));
+  const started = performance.now();
+  const hurried = commit.submit(3, Date.now() + 50);
+  await expect(hurried).rejects.toBeInstanceOf(DatabaseTimeoutError);
+  expect(performance.now() - started).toBeLessThan(1_000);
+
+  release();
+  expect(await first).toBe(1);
+  expect(await patient).toBe(2);
+});
