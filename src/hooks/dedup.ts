@@ -30,7 +30,10 @@ export function dedupKey(
     case 'off':
       return undefined;
     case 'auto':
-      key = AUTO_DEDUP_HEADERS.map((name) => headerValue(headers, name)).find(Boolean);
+      for (const name of AUTO_DEDUP_HEADERS) {
+        key = headerValue(headers, name);
+        if (key) break;
+      }
       break;
     case 'header':
       key = headerValue(headers, (settings.field ?? '').toLowerCase());

@@ -13,18 +13,20 @@ export function keptHeaders(
   headers: IncomingHttpHeaders,
   secretHeader?: string,
 ): Record<string, string> {
-  const redacted = secretHeader
-    ? [...ALWAYS_REDACTED, secretHeader.toLowerCase()]
-    : ALWAYS_REDACTED;
-  // fromEntries defines own properties, so even a header named __proto__ is kept as data.
-  return Object.fromEntries(
-    Object.entries(headers)
-      .filter((entry): entry is [string, string | string[]] => entry[1] !== undefined)
-      .map(([name, value]) => [
-        name,
-        redacted.includes(name) ? REDACTED : Array.isArray(value) ? value.join(', ') : value,
-      ]),
-  );
+  const secret = secretHeader?.toLowerCase();
+  // Without a prototype, even a header named __proto__ is kept as data.
+  const kept: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    kept[name] =
+      ALWAYS_REDACTED.includes(name) || name === secret
+        ? REDACTED
+        : Array.isArray(value)
+          ? value.join(', ')
+          : value;
+  }
+  return kept;
 }
 
 /** A header's value by lower-case name; empty values count as absent. */
