@@ -75,7 +75,7 @@ export function runClosedLoop(
  * signed request cost the load generator twice the CPU of a plain one (26 against 13.5 µs
  * against a hello-world server), on the cores the server shares. Here the client's request
  * iterator hands over the next request as one ASCII string, which the socket writes as it is
- * (17–20 µs): the fields autocannon 8's client reads (`nextRequest()`, then
+ * (15–17 µs): the fields autocannon 8's client reads (`nextRequest()`, then
  * `currentRequest.requestBuffer`, written to the socket).
  */
 function sendSigned(client: AutocannonClient, url: string, body: string, signer: RequestSigner) {

@@ -9,7 +9,7 @@ import type { BenchSender } from './targets.js';
  * signs on its own machine, but here the load generator shares the server's two cores, and
  * signing on the fly doubled its CPU per request (0.024 → 0.046 ms), which the server then
  * lost to waiting for a core. A run that outlasts the prepared ones signs the rest on the fly.
- * They are kept as header text, one string per request, which the collector passes over.
+ * Each is kept as its header lines, one string per request, which closed-loop.ts sends as is.
  */
 export function standardWebhooksSender(body: string): BenchSender {
   const key = randomBytes(24);

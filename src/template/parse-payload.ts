@@ -113,11 +113,12 @@ function closerOf(container: Container): number {
  * JSON object, and throws the same InvalidJsonError for anything parsePayload refuses.
  *
  * For the receiver, which stores the text and needs no tree unless a thread key or a payload
- * dedup key is rendered: V8's native `JSON.parse` takes about a fifth of parsePayload's time on
- * a 1 KB payload. It accepts the documents parsePayload accepts (a property test in
- * test/template/properties.test.ts holds the two to it), but for a leading byte-order mark, which
- * it refuses, and nesting, which it does not limit. What it refuses goes to parsePayload, which
- * takes the byte-order mark and says what is wrong with the rest, and where.
+ * dedup key is rendered: V8's native `JSON.parse` checks a 1 KB payload in 2.8 µs against
+ * parsePayload's 4.5 µs (a loop of 200,000). It accepts the documents parsePayload accepts (a
+ * property test in test/template/properties.test.ts holds the two to it), but for a leading
+ * byte-order mark, which it refuses, and nesting, which it does not limit. What it refuses goes
+ * to parsePayload, which takes the byte-order mark and says what is wrong with the rest, and
+ * where.
  */
 export function checkPayload(raw: string): { isObject: boolean } {
   let value: unknown;
