@@ -22,7 +22,9 @@
  *   2. --rounds (2) interleaved rounds of (a), ours, and ours on a channel with
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
- *      evenly paced --fixed-runs (3) times over the rounds;
+ *      evenly paced --fixed-runs (3) times over the rounds; ours and ours-signed swap places
+ *      every other round. The 500/s requests come from a process of their own
+ *      (lib/open-loop-apart.ts);
  *   3. ours with LOG_LEVEL=info;
  *   4. end to end with the worker (ROLE=all) and a fake AI answering in 200 ms, once per
  *      WORKER_CONCURRENCY (8, 32, 128): events posted at 1.5 × its capacity (concurrency ÷
@@ -54,7 +56,7 @@ import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cp
 import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
-import { runOpenLoop } from './lib/open-loop.js';
+import { runOpenLoopApart } from './lib/open-loop-apart.js';
 import { orderPayload } from './lib/payload.js';
 import {
   closedLoopLine,
@@ -179,7 +181,7 @@ async function main(): Promise<void> {
           key: target.key,
           target: target.label,
           round,
-          ...(await runOpenLoop(running.url, orderPayload, { rate: fixedRate, seconds })),
+          ...(await runOpenLoopApart(running.url, orderPayload, { rate: fixedRate, seconds })),
         };
         console.log(openLoopLine(row));
         openLoop.push(row);
@@ -204,12 +206,16 @@ async function main(): Promise<void> {
     const first = round === 1;
     if (baselineA && selected('a'))
       await session(baselineA, round, first ? connectionCounts : [128], first ? 1 : 0);
-    if (selected('ours')) {
-      const fixed =
-        Math.floor((fixedRuns * round) / rounds) - Math.floor((fixedRuns * (round - 1)) / rounds);
-      await session(plain, round, first ? connectionCounts : [128], fixed);
-    }
-    if (selected('ours-signed')) await session(signed, round, first ? connectionCounts : [128], 0);
+    const fixed =
+      Math.floor((fixedRuns * round) / rounds) - Math.floor((fixedRuns * (round - 1)) / rounds);
+    const pair: [Target, number][] = [];
+    if (selected('ours')) pair.push([plain, fixed]);
+    if (selected('ours-signed')) pair.push([signed, 0]);
+    // Every other round the signed channel goes first, so that a machine drifting during the
+    // run favours neither.
+    if (round % 2 === 0) pair.reverse();
+    for (const [target, fixedHere] of pair)
+      await session(target, round, first ? connectionCounts : [128], fixedHere);
   }
 
   if (selected('ours')) {
