@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllowedIp } from '../../../src/channels/sender-settings.js';
-import { isSenderAllowed } from '../../../src/hooks/verify/allowed-ips.js';
+import { isSenderAllowed, senderAddress } from '../../../src/hooks/verify/allowed-ips.js';
 
 describe('allowed_ips', () => {
   it('lets everyone in when empty', () => {
@@ -31,5 +31,15 @@ describe('allowed_ips', () => {
     for (const bad of ['2001:db8::/129', 'example.com', '10.0.0.0/33', '10.0.0']) {
       expect(() => parseAllowedIp(bad)).toThrow();
     }
+  });
+
+  it.each([
+    ['203.0.113.9', '203.0.113.9'],
+    ['::ffff:203.0.113.9', '203.0.113.9'],
+    ['2001:0db8:0000::0005', '2001:db8::5'],
+    ['::1', '::1'],
+    ['not an address', 'not an address'],
+  ])('keeps the sender %s as %s', (given, kept) => {
+    expect(senderAddress(given)).toBe(kept);
   });
 });
