@@ -123,7 +123,7 @@ export class BenchRun {
 
   /** Signs a run's requests before it starts, so that its load generator does not. */
   private prepareSigner(running: RunningTarget, seconds: number): void {
-    running.sender?.prepare(Math.ceil(seconds * MOST_REQUESTS_PER_SECOND), running.url);
+    running.sender?.prepare(Math.ceil(seconds * MOST_REQUESTS_PER_SECOND));
   }
 
   /** Flushes dirty pages now, so a checkpoint does not land in the middle of a measured run. */

@@ -43,7 +43,7 @@ export function runClosedLoop(
         body: Buffer.from(body),
         connections,
         duration: seconds,
-        setupClient: signer ? (client) => sendSigned(client, signer) : undefined,
+        setupClient: signer ? (client) => sendSigned(client, url, body, signer) : undefined,
       },
       (error, result) => {
         done = true;
@@ -70,22 +70,28 @@ export function runClosedLoop(
 }
 
 /**
- * Gives a connection the signer's requests. autocannon's per-request hook
+ * Gives a connection's requests their own headers. autocannon's per-request hook
  * (`requests[].setupRequest`) builds each request anew from objects into a new Buffer: it made a
  * signed request cost the load generator twice the CPU of a plain one (26 against 13.5 µs
  * against a hello-world server), on the cores the server shares. Here the client's request
- * iterator hands over the signer's prepared bytes, which the socket writes as they are: the
- * fields autocannon 8's client reads (`nextRequest()`, then `currentRequest.requestBuffer`,
- * written to the socket).
+ * iterator hands over the next request as one ASCII string, which the socket writes as it is
+ * (15–17 µs): the fields autocannon 8's client reads (`nextRequest()`, then
+ * `currentRequest.requestBuffer`, written to the socket).
  */
-function sendSigned(client: AutocannonClient, signer: RequestSigner) {
+function sendSigned(client: AutocannonClient, url: string, body: string, signer: RequestSigner) {
   const iterator = client.requestIterator;
   if (typeof iterator?.nextRequest !== 'function' || !iterator.currentRequest?.requestBuffer)
     throw new Error('autocannon no longer has the request iterator this benchmark feeds');
-  iterator.currentRequest = { requestBuffer: signer.nextRequest() };
+  const target = new URL(url);
+  const head =
+    `POST ${target.pathname}${target.search} HTTP/1.1\r\nHost: ${target.host}\r\n` +
+    `Connection: keep-alive\r\ncontent-type: application/json\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n`;
+  const nextRequest = () => ({ requestBuffer: `${head}${signer.headerLines()}\r\n${body}` });
+  iterator.currentRequest = nextRequest();
   iterator.nextRequest = () => {
     iterator.resetted = false;
-    iterator.currentRequest = { requestBuffer: signer.nextRequest() };
+    iterator.currentRequest = nextRequest();
     return iterator.currentRequest;
   };
 }

@@ -77,12 +77,12 @@ export function hookpromptTarget(
   };
 }
 
-/** What sends requests of its own (a signature, a unique delivery id in each). */
+/** What adds headers of its own to every request (a signature, a unique delivery id). */
 export interface RequestSigner {
-  /** Makes the next `count` requests to `url` ahead of a run. */
-  prepare(count: number, url: string): void;
-  /** The next request, whole: request line, headers and body, as the socket takes it. */
-  nextRequest(): Buffer;
+  /** Makes the headers of the next `count` requests ahead of a run. */
+  prepare(count: number): void;
+  /** The next request's own header lines, each `name: value\r\n`. */
+  headerLines(): string;
 }
 
 /** A sender with its own channel settings, and the headers it adds to every request. */
