@@ -15,7 +15,7 @@ export interface OpenLoopJob {
  * every earlier run's results and the signed sender's prepared requests; its garbage collector
  * paused it for 6–8 ms now and then, and while it did no request went out and no answer was
  * read, so the pause counted as the server's latency in the fixed-rate runs. A fresh process
- * sending at 500/s collects a young generation of a few megabytes in well under a millisecond.
+ * holds nothing but the run it sends.
  */
 export function runOpenLoopApart(
   url: string,
