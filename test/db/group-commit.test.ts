@@ -2,20 +2,30 @@ import { expect, it } from 'vitest';
 import { DatabaseTimeoutError } from '../../src/db/database.js';
 import { GroupCommit } from '../../src/db/group-commit.js';
 
-it('refuses an item still waiting for a write slot when its deadline passes, without writing it', async () => {
+/**
+ * A group commit with one write slot, which its first batch holds until `release()`: what is
+ * submitted meanwhile waits. `written` lists every batch written, in order.
+ */
+function slotHeldByFirstBatch() {
   const written: number[][] = [];
   let release: () => void = () => undefined;
   const commit = new GroupCommit<number, number>(
     async (items) => {
       written.push(items);
-      // The first batch holds the only write slot until released.
       if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
       return items;
     },
     { maxBatchSize: 10, maxConcurrentWrites: 1 },
   );
+  return { commit, written, release: () => release() };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+it('refuses an item still waiting for a write slot when its deadline passes, without writing it', async () => {
+  const { commit, written, release } = slotHeldByFirstBatch();
   const first = commit.submit(1, Date.now() + 60_000);
-  await new Promise((resolve) => setImmediate(resolve));
+  await nextTurn();
   const started = performance.now();
   const late = commit.submit(2, Date.now() + 50);
   await expect(late).rejects.toBeInstanceOf(DatabaseTimeoutError);
@@ -47,19 +57,11 @@ it('writes a batch with the earliest deadline of its items', async () => {
 });
 
 it('refuses a waiting item at its own deadline when it is due before those waiting ahead of it', async () => {
-  let release: () => void = () => undefined;
-  const commit = new GroupCommit<number, number>(
-    async (items) => {
-      // The first batch holds the only write slot until released.
-      if (items[0] === 1) await new Promise<void>((resolve) => (release = resolve));
-      return items;
-    },
-    { maxBatchSize: 10, maxConcurrentWrites: 1 },
-  );
+  const { commit, release } = slotHeldByFirstBatch();
   const first = commit.submit(1, Date.now() + 60_000);
-  await new Promise((resolve) => setImmediate(resolve));
+  await nextTurn();
   const patient = commit.submit(2, Date.now() + 60_000);
-  await new Promise((resolve) => setImmediate(resolve));
+  await nextTurn();
   const started = performance.now();
   const hurried = commit.submit(3, Date.now() + 50);
   await expect(hurried).rejects.toBeInstanceOf(DatabaseTimeoutError);
