@@ -75,9 +75,9 @@ export async function storeEventBatch(
                    when not channels.enabled then 'channel_disabled'
               end as refusal
        from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
-                   $8::text[], $9::text[]) with ordinality
+                   $8::text[], $9::text[], $10::boolean[]) with ordinality
               as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
-                       thread_key, position)
+                       thread_key, repeat, position)
        join json_array_elements_text($4::json) with ordinality as payloads(payload, position)
          on payloads.position = batch.position
        join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
@@ -86,26 +86,28 @@ export async function storeEventBatch(
                          and channels.webhook_token_hash = batch.token_hash
                          and channels.deleted_at is null
      ),
-     seen as (
-       select k.channel_id, k.key, k.event_id from dedup_keys k
-       where (k.channel_id, k.key) in (select channel_id, dedup_key from batch
-                                       where dedup_key is not null and refusal is null)
-         and k.expires_at > now()
-     ),
-     keyed as (
-       select batch.*, seen.event_id as seen_event_id,
-              batch.dedup_key is not null
-                and batch.position <> min(batch.position)
-                      over (partition by batch.channel_id, batch.dedup_key) as repeat
-       from batch
-       left join seen on seen.channel_id = batch.channel_id and seen.key = batch.dedup_key
-     ),
      room as (
        select id,
               chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
        from workspaces where id in (select workspace_id from batch where refusal is null)
        order by id
        for update
+     ),
+     -- Keys already claimed, looked up only when some workspace has less room than the batch has
+     -- events: then a duplicate must not take the place of an event that fits. With room for
+     -- every event, claimed below finds the duplicates among them anyway (their claim
+     -- conflicts with the stored key), and they use no quota either way.
+     seen as (
+       select k.channel_id, k.key, k.event_id from dedup_keys k
+       where (k.channel_id, k.key) in (select channel_id, dedup_key from batch
+                                       where dedup_key is not null and refusal is null)
+         and k.expires_at > now()
+         and (select min(room) from room) < (select count(*) from batch)
+     ),
+     keyed as (
+       select batch.*, seen.event_id as seen_event_id
+       from batch
+       left join seen on seen.channel_id = batch.channel_id and seen.key = batch.dedup_key
      ),
      decided as (
        select keyed.*,
@@ -205,6 +207,7 @@ export async function storeEventBatch(
       JSON.stringify(events.map((e) => e.headers)),
       events.map((e) => e.senderIp ?? null),
       events.map((e) => e.threadKey ?? null),
+      repeatsInBatch(events),
     ],
     // Planning this statement took the database more time than running it for 50 events.
     { name: 'store-event-batch' },
@@ -224,6 +227,22 @@ export async function storeEventBatch(
           }
         : undefined,
     };
+  });
+}
+
+/**
+ * For each event, whether an earlier event of the batch has its dedup key on the same channel
+ * URL: it then shares that event's fate. Marked here rather than by a window function in the
+ * statement, which cost the database more per keyed event.
+ */
+function repeatsInBatch(events: IncomingEvent[]): boolean[] {
+  const keys = new Set<string>();
+  return events.map(({ channel, dedupKey }) => {
+    if (dedupKey === undefined) return false;
+    const key = `${channel.id} ${channel.webhook_token_hash} ${dedupKey}`;
+    if (keys.has(key)) return true;
+    keys.add(key);
+    return false;
   });
 }
 

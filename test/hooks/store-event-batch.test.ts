@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  storeEventBatch,
+  type IncomingEvent,
+  type StoredEvent,
+} from '../../src/hooks/store-event-batch.js';
+import type { ReceivingChannel } from '../../src/hooks/ingest-service.js';
+import { Driver } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+/**
+ * Duplicates and the quota decided within one batch, as the receiver's group commit sends it:
+ * a batch can hold a duplicate of a stored event, repeats of one new key, and more events than
+ * the workspace has room for, all at once.
+ */
+describe('storing one batch with duplicates and the quota', () => {
+  let app: TestApp;
+  let driver: Driver;
+  let channel: ReceivingChannel;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    driver = new Driver(app);
+    const created = await driver.createChannel();
+    const token = created.webhook_url.slice(created.webhook_url.lastIndexOf('/') + 1);
+    channel = (await app.ctx.ingest.findChannel(token)) as ReceivingChannel;
+  });
+  afterAll(() => app.close());
+
+  const event = (dedupKey?: string): IncomingEvent => ({
+    channel,
+    payload: '{"n":1}',
+    headers: dedupKey ? { 'webhook-id': dedupKey } : {},
+    senderIp: '127.0.0.1',
+    dedupKey,
+  });
+  const store = (events: IncomingEvent[]) =>
+    app.ctx.db.transaction((tx) => storeEventBatch(tx, events));
+  const chatsUsed = async () => (await driver.api('get', '/workspace')).body.chats_used as number;
+  const accepted = (stored: StoredEvent | undefined) => {
+    expect(stored).toMatchObject({ outcome: 'accepted' });
+    return (stored as { eventId: string }).eventId;
+  };
+
+  it('answers a duplicate of a stored event and repeats of a new key, spending a chat per new event', async () => {
+    const [stored] = await store([event('stored-key')]);
+    const firstId = accepted(stored);
+    const before = await chatsUsed();
+
+    const results = await store([event('stored-key'), event('new-key'), event('new-key'), event()]);
+
+    expect(results[0]).toMatchObject({ outcome: 'duplicate', firstEventId: firstId });
+    const newId = accepted(results[1]);
+    expect(results[2]).toMatchObject({
+      outcome: 'duplicate',
+      firstEventId: newId,
+      first: { id: newId, status: 'pending' },
+    });
+    accepted(results[3]);
+    expect(await chatsUsed()).toBe(before + 2);
+    expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(1);
+    expect((await driver.api('get', `/events/${newId}`)).body.duplicates).toBe(1);
+  });
+
+  it('does not let a duplicate take the room of a new event when the quota is nearly used', async () => {
+    const [stored] = await store([event('known-key')]);
+    const firstId = accepted(stored);
+    const used = await chatsUsed();
+    await driver.setWorkspace({ chat_quota: used + 1 }).expect(200);
+    try {
+      const results = await store([event('known-key'), event('fresh-key'), event('late-key')]);
+
+      expect(results[0]).toMatchObject({ outcome: 'duplicate', firstEventId: firstId });
+      accepted(results[1]);
+      expect(results[2]).toMatchObject({ outcome: 'quota_exceeded' });
+      expect(await chatsUsed()).toBe(used + 1);
+      // the refused event did not take its key: it is accepted once there is room again
+      await driver.setWorkspace({ chat_quota: used + 2 }).expect(200);
+      accepted((await store([event('late-key')]))[0]);
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
+});
