@@ -32,8 +32,13 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     db,
     url,
     async drop() {
-      await db.close();
-      await adminQuery(`drop database if exists ${name} with (force)`);
+      // Dropped even when closing fails, e.g. because a test closed the pool itself to see what
+      // the service does without its database (`force` ends any connection still open).
+      try {
+        await db.close();
+      } finally {
+        await adminQuery(`drop database if exists ${name} with (force)`);
+      }
     },
   };
 }
