@@ -56,11 +56,9 @@ describe.skipIf(!testDatabaseUrl)(
     it('makes the later one a duplicate of the earlier, counted once it commits', async () => {
       const driver = new Driver(app);
       const channel = await driver.createChannel();
-      const receiving = await app.ctx.ingest.findChannel(
-        channel.webhook_url.slice(channel.webhook_url.lastIndexOf('/') + 1),
-      );
+      const receiving = await driver.receivingChannel(channel);
       const event = (n: number): IncomingEvent => ({
-        channel: receiving!,
+        channel: receiving,
         payload: `{"n":${n}}`,
         headers: { 'webhook-id': 'raced' },
         senderIp: '127.0.0.1',

@@ -21,9 +21,7 @@ describe('storing one batch with duplicates and the quota', () => {
   beforeAll(async () => {
     app = await startTestApp();
     driver = new Driver(app);
-    const created = await driver.createChannel();
-    const token = created.webhook_url.slice(created.webhook_url.lastIndexOf('/') + 1);
-    channel = (await app.ctx.ingest.findChannel(token)) as ReceivingChannel;
+    channel = await driver.receivingChannel(await driver.createChannel());
   });
   afterAll(() => app.close());
 

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type { ReceivingChannel } from '../../src/hooks/ingest-service.js';
 import type { TestApp } from './test-app.js';
 import { TEST_ADMIN_KEY } from './test-app.js';
 
@@ -51,6 +52,14 @@ export class Driver {
     });
     if (res.status !== 201) throw new Error(`createChannel: ${res.status} ${res.text}`);
     return res.body as ChannelJson;
+  }
+
+  /** A channel as the receiver sees it, looked up by its webhook URL's token. */
+  async receivingChannel(channel: ChannelJson): Promise<ReceivingChannel> {
+    const token = channel.webhook_url.slice(channel.webhook_url.lastIndexOf('/') + 1);
+    const receiving = await this.app.ctx.ingest.findChannel(token);
+    if (!receiving) throw new Error(`receivingChannel: no channel for ${channel.id}`);
+    return receiving;
   }
 
   updateChannel(id: string, changes: Record<string, unknown>) {
