@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 
 /** Why a request's signature was refused: the `detail` of its `401 signature_invalid`. */
 export class SignatureFailure extends Error {
@@ -13,18 +13,23 @@ export const noSignatureMatched = (name: string) =>
     `No signature in the ${name} header matches the body signed with this channel's secret.`,
   );
 
-export function hmacSha256(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
-  const hmac = createHmac('sha256', key);
-  for (const part of parts) hmac.update(part);
-  return hmac.digest();
-}
-
 /**
  * Constant-time comparison of a received signature with the expected bytes. A signature of the
  * wrong length cannot match, and its length is no secret (it is fixed by the scheme).
  */
 export function sameSignature(given: Buffer, expected: Buffer): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * Constant-time comparison of a received signature's text with the expected text, for schemes
+ * whose reference implementation compares the encoded signatures (Standard Webhooks): no
+ * decoding, and anything but exactly the expected text is no match.
+ */
+export function sameSignatureText(given: string, expected: string): boolean {
+  const givenBytes = Buffer.from(given);
+  const expectedBytes = Buffer.from(expected);
+  return givenBytes.length === expectedBytes.length && timingSafeEqual(givenBytes, expectedBytes);
 }
 
 /** Decodes hex or base64 text strictly: anything that is not exactly that encoding is no match. */
@@ -41,10 +46,11 @@ export function decodeSignature(text: string, encoding: 'hex' | 'base64'): Buffe
  * `toleranceS` from now in either direction, so a captured request cannot be replayed later.
  */
 export function checkTimestamp(text: string, toleranceS: number, nowMs = Date.now()): number {
-  if (!/^\d{1,15}$/.test(text.trim())) {
+  const digits = text.trim();
+  if (!/^\d{1,15}$/.test(digits)) {
     throw new SignatureFailure(`The signature timestamp "${text.slice(0, 40)}" is not a number.`);
   }
-  const timestamp = Number(text.trim());
+  const timestamp = Number(digits);
   const skew = Math.abs(nowMs / 1000 - timestamp);
   if (skew > toleranceS) {
     throw new SignatureFailure(

@@ -73,4 +73,21 @@ describe('standard-webhooks with svix- header names', () => {
       verifyRequest(request(body, headers), { scheme: 'standard-webhooks' }, signer.secret),
     ).not.toThrow();
   });
+
+  it('refuses the right signature written any other way than its exact base64', async () => {
+    const signer = SIGNERS[0]!;
+    const headers = await signer.sign(body, signer.secret, nowSeconds());
+    const signature = headers['webhook-signature']!;
+    const check = (value: string) => () =>
+      verifyRequest(
+        request(body, { ...headers, 'webhook-signature': value }),
+        { scheme: 'standard-webhooks' },
+        signer.secret,
+      );
+    expect(signature).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(check(signature)).not.toThrow();
+    expect(check(signature.replace(/=$/, ''))).toThrow(/match/);
+    expect(check(`${signature},x`)).toThrow(/match/);
+    expect(check(signature.replace('v1,', 'v2,'))).toThrow(/match/);
+  });
 });
