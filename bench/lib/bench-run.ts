@@ -1,11 +1,19 @@
 import { join } from 'node:path';
-import { runClosedLoop } from './closed-loop.js';
+import {
+  closedLoopSamples,
+  runClosedLoop,
+  summariseClosedLoop,
+  type ClosedLoopSamples,
+} from './closed-loop.js';
 import { totalOf } from './latency.js';
 import { orderPayload } from './payload.js';
-import { cpuSnapshot, cpuUse } from './process-cpu.js';
+import { addSpan, cpuSnapshot, cpuUse, noSpans } from './process-cpu.js';
 import type { ClosedLoopRow } from './report.js';
 import { createScratchDatabase, runSql, type ScratchDatabase } from './scratch-database.js';
 import type { RunningTarget, Target } from './targets.js';
+
+/** Length of each turn of closedLoopsTakingTurns. */
+const SLICE_SECONDS = 2.5;
 
 /** More than any server here has answered: a signer prepares this many requests a second. */
 const MOST_REQUESTS_PER_SECOND = 15_000;
@@ -119,6 +127,48 @@ export class BenchRun {
       ...result,
       cpu: cpuUse(before, after, result.latency.count + totalOf(result.non200)),
     };
+  }
+
+  /**
+   * closedLoop for targets running side by side, taking turns: each target's run is cut into
+   * slices of about SLICE_SECONDS, and the slices alternate A B, B A, A B... One row per target,
+   * over all its slices. The machine's speed drifts by a fifth within seconds (everything on it
+   * alike), so runs made one after the other compare it as much as the targets; slices this
+   * short see the same machine.
+   */
+  async closedLoopsTakingTurns(
+    entries: { target: Target; running: RunningTarget }[],
+    db: Pick<ScratchDatabase, 'name'>,
+    connections: number,
+  ): Promise<ClosedLoopRow[]> {
+    const slices = Math.max(1, Math.round(this.options.seconds / SLICE_SECONDS));
+    const seconds = this.options.seconds / slices;
+    const runs = entries.map(() => ({ samples: [] as ClosedLoopSamples[], cpu: noSpans() }));
+    await this.checkpoint();
+    for (let slice = 0; slice < slices; slice++) {
+      const order = entries.map((_, i) => i);
+      if (slice % 2 === 1) order.reverse();
+      for (const i of order) {
+        const { running } = entries[i] as (typeof entries)[number];
+        const run = runs[i] as (typeof runs)[number];
+        this.prepareSigner(running, seconds);
+        const before = cpuSnapshot(running.server.pid, db.name);
+        run.samples.push(
+          await closedLoopSamples(running.url, orderPayload, connections, seconds, running.sender),
+        );
+        addSpan(run.cpu, before, cpuSnapshot(running.server.pid, db.name));
+      }
+    }
+    return entries.map(({ target }, i) => {
+      const run = runs[i] as (typeof runs)[number];
+      const result = summariseClosedLoop(run.samples);
+      return {
+        key: target.key,
+        target: target.label,
+        ...result,
+        cpu: cpuUse(noSpans(), run.cpu, result.latency.count + totalOf(result.non200)),
+      };
+    });
   }
 
   /** Signs a run's requests before it starts, so that its load generator does not. */

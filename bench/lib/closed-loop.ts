@@ -18,11 +18,20 @@ export interface ClosedLoopResult {
   non200: StatusCounts;
 }
 
+/** A closed-loop run's answers, not yet summarised (runs taking turns are summed first). */
+export interface ClosedLoopSamples {
+  connections: number;
+  seconds: number;
+  /** Latency of each 200 answer, in ms. */
+  latencies: number[];
+  non200: StatusCounts;
+}
+
 /**
  * `connections` senders, each posting the next request as soon as the previous one is answered
  * (autocannon's closed loop): the highest rate the server sustains at that concurrency.
  */
-export function runClosedLoop(
+export async function runClosedLoop(
   url: string,
   body: string,
   connections: number,
@@ -30,6 +39,34 @@ export function runClosedLoop(
   /** Adds headers to every request (a signature, a unique delivery id); prepared by the caller. */
   signer?: RequestSigner,
 ): Promise<ClosedLoopResult> {
+  return summariseClosedLoop([await closedLoopSamples(url, body, connections, seconds, signer)]);
+}
+
+/** One result of several runs at the same concurrency, as if they had been one. */
+export function summariseClosedLoop(runs: ClosedLoopSamples[]): ClosedLoopResult {
+  const seconds = runs.reduce((sum, run) => sum + run.seconds, 0);
+  const latencies = runs.flatMap((run) => run.latencies);
+  const non200: StatusCounts = {};
+  for (const run of runs)
+    for (const [status, n] of Object.entries(run.non200))
+      non200[status] = (non200[status] ?? 0) + n;
+  return {
+    connections: runs[0]?.connections ?? 0,
+    seconds,
+    acceptedPerSecond: latencies.length / seconds,
+    latency: summariseLatencies(latencies),
+    non200,
+  };
+}
+
+/** runClosedLoop's run, with every latency kept. */
+export function closedLoopSamples(
+  url: string,
+  body: string,
+  connections: number,
+  seconds: number,
+  signer?: RequestSigner,
+): Promise<ClosedLoopSamples> {
   const latencies: number[] = [];
   const non200: StatusCounts = {};
   let done = false;
@@ -51,13 +88,7 @@ export function runClosedLoop(
         // autocannon counts connection errors and timeouts apart from the answers.
         const unanswered = result.errors + result.resets;
         if (unanswered > 0) non200.error = (non200.error ?? 0) + unanswered;
-        resolve({
-          connections,
-          seconds: result.duration,
-          acceptedPerSecond: latencies.length / result.duration,
-          latency: summariseLatencies(latencies),
-          non200,
-        });
+        resolve({ connections, seconds: result.duration, latencies, non200 });
       },
     );
     // Our own record, to keep sub-millisecond precision and to time exactly the 200 answers.

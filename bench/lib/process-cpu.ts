@@ -137,6 +137,40 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, requests: number
   };
 }
 
+/**
+ * The start of a sum of spans (see addSpan): a snapshot of nothing used yet, so that
+ * `cpuUse(noSpans(), sum, requests)` gives the figures of all the spans added to `sum`.
+ */
+export function noSpans(): CpuSnapshot {
+  return {
+    at: 0,
+    server: 0,
+    serverRunQueue: 0,
+    postgres: new Map(),
+    loadGenerator: 0,
+    machine: { busyMs: 0, totalMs: 0 },
+  };
+}
+
+/** Adds what was used between `before` and `after` to `sum` (which started as noSpans()). */
+export function addSpan(sum: CpuSnapshot, before: CpuSnapshot, after: CpuSnapshot): void {
+  const add = (total: number | undefined, from: number | undefined, to: number | undefined) =>
+    total === undefined || from === undefined || to === undefined ? undefined : total + to - from;
+  sum.at += after.at - before.at;
+  sum.server = add(sum.server, before.server, after.server);
+  sum.serverRunQueue = add(sum.serverRunQueue, before.serverRunQueue, after.serverRunQueue);
+  if (after.postgres.size > 0)
+    sum.postgres.set(0, (sum.postgres.get(0) ?? 0) + cpuBetween(before.postgres, after.postgres));
+  sum.loadGenerator += after.loadGenerator - before.loadGenerator;
+  sum.machine =
+    sum.machine && before.machine && after.machine
+      ? {
+          busyMs: sum.machine.busyMs + after.machine.busyMs - before.machine.busyMs,
+          totalMs: sum.machine.totalMs + after.machine.totalMs - before.machine.totalMs,
+        }
+      : undefined;
+}
+
 /** CPU milliseconds of each of `pids` so far (a process that ended is left out). */
 export function cpuOfPids(pids: number[]): Map<number, number> {
   const cpu = new Map<number, number>();
