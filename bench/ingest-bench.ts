@@ -173,19 +173,17 @@ async function main(): Promise<void> {
    * runs (the number with it), alone on the machine: targets without any stop first.
    */
   const session = async (targets: [Target, number][], round: number, connections: number[]) => {
-    type Started = { target: Target; fixed: number; running: RunningTarget };
-    const started: Started[] = [];
-    const stops = new Map<Started, () => Promise<void>>();
-    const stop = async (entry: Started) => {
-      await stops.get(entry)?.();
-      stops.delete(entry);
-    };
+    // A server's stop() may be called again once it has stopped.
+    const started: {
+      target: Target;
+      fixed: number;
+      running: RunningTarget;
+      stop(): Promise<void>;
+    }[] = [];
     try {
       for (const [target, fixed] of targets) {
         const { stop, ...running } = await run.start(target, db);
-        const entry = { target, fixed, running };
-        started.push(entry);
-        stops.set(entry, stop);
+        started.push({ target, fixed, running, stop });
       }
       for (const c of connections) {
         const [alone] = started.length === 1 ? started : [];
@@ -197,7 +195,7 @@ async function main(): Promise<void> {
           closedLoop.push({ ...row, round });
         }
       }
-      for (const entry of started) if (entry.fixed === 0) await stop(entry);
+      for (const entry of started) if (entry.fixed === 0) await entry.stop();
       for (const { target, fixed, running } of started) {
         for (let i = 0; i < fixed; i++) {
           await run.checkpoint();
@@ -212,7 +210,7 @@ async function main(): Promise<void> {
         }
       }
     } finally {
-      for (const entry of started) await stop(entry);
+      for (const entry of started) await entry.stop();
     }
   };
 

@@ -3,12 +3,12 @@ import { hash } from 'node:crypto';
 /**
  * HMAC-SHA256 (RFC 2104) on node:crypto's one-shot `hash()`, with each key's pads made once.
  *
- * Why not `createHmac`: every `createHmac` makes a native object and has OpenSSL look the digest
- * up again (three lookups per HMAC in OpenSSL 3.0). Under load that cost the receiver 4–7 µs of
- * every signed webhook, more than hashing the body; `hash()` uses a digest looked up once per
- * process and makes no object. Measured in place, with signed channels taking turns on one
- * machine, this made a signed webhook 2–3 µs cheaper for the receiver. The result is
- * `createHmac`'s byte for byte (test/hooks/hmac.test.ts compares them).
+ * Why not `createHmac`: under load, creating its object cost 4–7 µs of every signed webhook,
+ * more than hashing the body (OpenSSL 3.0 fetches the digest anew for each context an HMAC sets
+ * up); the one-shot `hash()` makes no object. Measured in place, the previous build's signed
+ * channel taking turns with this one's on one machine, a signed webhook cost the receiver 2–3 µs
+ * less. The result is `createHmac`'s byte for byte (test/hooks/verify/hmac.test.ts compares
+ * them).
  */
 export function hmacSha256(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
   const { inner, outer } = padsOf(key);
