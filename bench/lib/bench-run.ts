@@ -110,23 +110,8 @@ export class BenchRun {
     db: Pick<ScratchDatabase, 'name'>,
     connections: number,
   ): Promise<ClosedLoopRow> {
-    await this.checkpoint();
-    this.prepareSigner(running, this.options.seconds);
-    const before = cpuSnapshot(running.server.pid, db.name);
-    const result = await runClosedLoop(
-      running.url,
-      orderPayload,
-      connections,
-      this.options.seconds,
-      running.sender,
-    );
-    const after = cpuSnapshot(running.server.pid, db.name);
-    return {
-      key: target.key,
-      target: target.label,
-      ...result,
-      cpu: cpuUse(before, after, result.latency.count + totalOf(result.non200)),
-    };
+    const [row] = await this.runInTurns([{ target, running }], db, connections, 1);
+    return row as ClosedLoopRow;
   }
 
   /**
@@ -136,12 +121,22 @@ export class BenchRun {
    * alike), so runs made one after the other compare it as much as the targets; slices this
    * short see the same machine.
    */
-  async closedLoopsTakingTurns(
+  closedLoopsTakingTurns(
     entries: { target: Target; running: RunningTarget }[],
     db: Pick<ScratchDatabase, 'name'>,
     connections: number,
   ): Promise<ClosedLoopRow[]> {
     const slices = Math.max(1, Math.round(this.options.seconds / SLICE_SECONDS));
+    return this.runInTurns(entries, db, connections, slices);
+  }
+
+  /** The run's length in `slices` slices per target, after one checkpoint; a row per target. */
+  private async runInTurns(
+    entries: { target: Target; running: RunningTarget }[],
+    db: Pick<ScratchDatabase, 'name'>,
+    connections: number,
+    slices: number,
+  ): Promise<ClosedLoopRow[]> {
     const seconds = this.options.seconds / slices;
     const runs = entries.map(() => ({ samples: [] as ClosedLoopSamples[], cpu: noSpans() }));
     await this.checkpoint();
