@@ -6,6 +6,12 @@ export interface QueryOptions {
    */
   deadline?: number;
   /**
+   * The statement commits on its own by `deadline` or never (it names the deadline itself, as
+   * storeEventBatch does): its answer is then awaited a moment past the deadline, since a
+   * commit made just in time must not be reported as a timeout.
+   */
+  commitsByDeadline?: boolean;
+  /**
    * Prepares the statement once per connection under this name, for statements sent so often
    * that parsing and planning them each time would cost more than running them (PostgreSQL).
    */

@@ -102,12 +102,13 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
   const queryBy = async <Row>(
     text: string,
     params: readonly unknown[] | undefined,
-    { deadline, name }: QueryOptions & { deadline: number },
+    { deadline, name, commitsByDeadline }: QueryOptions & { deadline: number },
   ) => {
     const client = await acquire(deadline);
     let broken: Error | undefined;
+    const grace = commitsByDeadline ? DATABASE_LIMITS.answerGraceMs : 0;
     try {
-      return await run<Row>(client, text, params, Math.max(1, deadline - Date.now()), name);
+      return await run<Row>(client, text, params, Math.max(1, deadline - Date.now()) + grace, name);
     } catch (error) {
       // The statement may still be running on the server: this connection is not reused.
       if (error instanceof DatabaseTimeoutError) broken = error;

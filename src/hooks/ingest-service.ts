@@ -73,7 +73,7 @@ export class IngestService {
     private readonly bodyLimitBytes: number,
   ) {
     this.batches = new GroupCommit(
-      (events, deadline) => db.transaction((tx) => batch.storeEventBatch(tx, events), { deadline }),
+      (events, deadline) => batch.storeEventBatch(db, events, deadline),
       {
         maxBatchSize: 200,
         // Batches of one workspace queue on its quota row anyway; a second write lets the next

@@ -35,8 +35,13 @@ export type StoredEvent =
   | { outcome: 'duplicate'; firstEventId: string; first?: FirstEvent };
 
 /**
- * Stores a batch of valid events in one statement (one round trip, committed on its own).
+ * Stores a batch of valid events in one statement that commits on its own by `deadline` or not
+ * at all: one round trip, with no BEGIN and COMMIT of its own to wait for.
  *
+ * - The statement names its deadline first thing, before it reads any row: a COMMIT that
+ *   reaches the database after it fails (migrations/0006), and its wait for a workspace's
+ *   quota row ends at the deadline (`lock_timeout`). Sent inside a transaction, it names that
+ *   transaction's deadline.
  * - The channel is checked again here, against its committed row: a lookup made before the
  *   body was read (possibly from the cache) cannot let an event through after its channel was
  *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
@@ -60,6 +65,7 @@ export type StoredEvent =
 export async function storeEventBatch(
   db: Queryable,
   events: IncomingEvent[],
+  deadline: number,
 ): Promise<StoredEvent[]> {
   const { rows } = await db.query<{
     id: string | null;
@@ -69,7 +75,11 @@ export async function storeEventBatch(
     first_reply: string | null;
     first_error: string | null;
   }>(
-    `with batch as (
+    `with limits as materialized (
+       select set_config('hookprompt.commit_deadline', $11, true),
+              set_config('lock_timeout', $12, true)
+     ),
+     batch as (
        select batch.*, payloads.payload, headers.headers,
               case when channels.id is null then 'channel_not_found'
                    when not channels.enabled then 'channel_disabled'
@@ -85,6 +95,8 @@ export async function storeEventBatch(
        left join channels on channels.id = batch.channel_id
                          and channels.webhook_token_hash = batch.token_hash
                          and channels.deleted_at is null
+       -- Evaluated once, before the first row: the limits hold for every row after.
+       where exists (select from limits)
      ),
      room as (
        select id,
@@ -208,9 +220,11 @@ export async function storeEventBatch(
       events.map((e) => e.senderIp ?? null),
       events.map((e) => e.threadKey ?? null),
       repeatsInBatch(events),
+      new Date(deadline).toISOString(),
+      `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,
     ],
     // Planning this statement took the database more time than running it for 50 events.
-    { name: 'store-event-batch' },
+    { name: 'store-event-batch', deadline, commitsByDeadline: true },
   );
   return rows.map((row): StoredEvent => {
     if (row.outcome !== 'duplicate') return { outcome: row.outcome, eventId: row.id ?? undefined };

@@ -68,10 +68,10 @@ describe.skipIf(!testDatabaseUrl)(
 
       const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
       await first.query('begin');
-      const [won] = await storeEventBatch(on(first), [event(1)]);
+      const [won] = await storeEventBatch(on(first), [event(1)], Date.now() + 60_000);
       expect(won).toMatchObject({ outcome: 'accepted' });
       // The second batch blocks on the first's uncommitted key...
-      const racing = storeEventBatch(on(second), [event(2), event(3)]);
+      const racing = storeEventBatch(on(second), [event(2), event(3)], Date.now() + 60_000);
       await waitUntilBlocked(secondPid);
       await first.query('commit');
       // ...and then reads the winner's event id from the key, which its snapshot cannot see.

@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queryable } from '../../src/db/database.js';
 import {
   storeEventBatch,
   type IncomingEvent,
@@ -7,6 +9,7 @@ import {
 import type { ReceivingChannel } from '../../src/hooks/ingest-service.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
+import { testDatabaseUrl } from '../support/test-database.js';
 
 /**
  * Duplicates and the quota decided within one batch, as the receiver's group commit sends it:
@@ -33,7 +36,7 @@ describe('storing one batch with duplicates and the quota', () => {
     dedupKey,
   });
   const store = (events: IncomingEvent[]) =>
-    app.ctx.db.transaction((tx) => storeEventBatch(tx, events));
+    storeEventBatch(app.ctx.db, events, Date.now() + 60_000);
   const chatsUsed = async () => (await driver.api('get', '/workspace')).body.chats_used as number;
   const accepted = (stored: StoredEvent | undefined) => {
     expect(stored).toMatchObject({ outcome: 'accepted' });
@@ -79,4 +82,53 @@ describe('storing one batch with duplicates and the quota', () => {
       await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
     }
   });
+
+  /** Sends the statement whatever its deadline: only the statement's own limits apply. */
+  const unbounded = (): Queryable => ({ query: (text, params) => app.ctx.db.query(text, params) });
+  const eventCount = async () =>
+    Number(
+      (
+        await app.ctx.db.query<{ n: string }>(
+          'select count(*) as n from events where channel_id = $1',
+          [channel.id],
+        )
+      ).rows[0]?.n,
+    );
+
+  it('commits nothing once its deadline has passed, though nothing else stops it', async () => {
+    const [events, chats] = [await eventCount(), await chatsUsed()];
+
+    const late = storeEventBatch(unbounded(), [event(), event('late-key-2')], Date.now() - 1);
+
+    await expect(late).rejects.toMatchObject({ code: '57014' });
+    expect(await eventCount()).toBe(events);
+    expect(await chatsUsed()).toBe(chats);
+    // Its key was not claimed either.
+    accepted((await store([event('late-key-2')]))[0]);
+  });
+
+  it.skipIf(!testDatabaseUrl)(
+    'waits for a locked quota row only until its deadline, and stores nothing',
+    async () => {
+      const events = await eventCount();
+      const locker = new pg.Client({ connectionString: app.database.url });
+      await locker.connect();
+      try {
+        await locker.query('begin');
+        await locker.query('select from workspaces where id = $1 for update', [
+          channel.workspace_id,
+        ]);
+        const started = performance.now();
+
+        const waiting = storeEventBatch(unbounded(), [event()], Date.now() + 300);
+
+        await expect(waiting).rejects.toMatchObject({ code: '55P03' });
+        expect(performance.now() - started).toBeLessThan(300 + 500);
+        await locker.query('commit');
+        expect(await eventCount()).toBe(events);
+      } finally {
+        await locker.end();
+      }
+    },
+  );
 });
