@@ -109,6 +109,28 @@ describe('starting the attempts of several events in one statement', () => {
   });
 });
 
+describe('the start of an attempt', () => {
+  it('commits without waiting for the disk flush, and only its own statement does', async () => {
+    const [event] = await claimed(1, 'w1');
+    const setting = (db: Pick<typeof app.ctx.db, 'query'>) =>
+      db
+        .query<{ value: string }>(`select current_setting('synchronous_commit') as value`)
+        .then(({ rows }) => rows[0]?.value);
+
+    // Sent inside a transaction, the setting is seen for what follows in it.
+    const inside = await app.ctx.db.transaction(async (tx) => {
+      await startAttempts(tx, 'w1', 60_000, [
+        { eventId: event as string, prompt: 'Order 0', missing: [], model: null },
+      ]);
+      return setting(tx);
+    });
+
+    expect(inside).toBe('off');
+    expect(await setting(app.ctx.db)).toBe('on');
+    expect((await rowsOf([event as string]))[0]?.attempts).toBe(1);
+  });
+});
+
 describe('finishing several events in one statement', () => {
   it('stores each its own outcome', async () => {
     const [replied, failed, skipped] = await claimed(3, 'w1');
