@@ -110,7 +110,7 @@ describe('starting the attempts of several events in one statement', () => {
 });
 
 describe('the start of an attempt', () => {
-  it('commits without waiting for the disk flush, and only its own statement does', async () => {
+  it('commits without waiting for the disk flush; other transactions still wait for it', async () => {
     const [event] = await claimed(1, 'w1');
     const setting = (db: Pick<typeof app.ctx.db, 'query'>) =>
       db
