@@ -8,7 +8,7 @@ import {
   sameSignatureText,
   SignatureFailure,
 } from './signature-checks.js';
-import { hmacSha256 } from './hmac.js';
+import { hmacSha256, hmacSha256Base64 } from './hmac.js';
 import {
   DEFAULT_TOLERANCE_S,
   type VerificationScheme,
@@ -83,11 +83,11 @@ const standardWebhooks: SchemeCheck = (request, settings, secret) => {
   const id = required(request, `${prefix}-id`);
   const timestamp = checkTimestamp(required(request, `${prefix}-timestamp`), tolerance(settings));
   const signatures = required(request, `${prefix}-signature`);
-  const expected = hmacSha256(
+  const expected = hmacSha256Base64(
     standardWebhooksKey(secret),
     `${id}.${timestamp}.`,
     request.body,
-  ).toString('base64');
+  );
   const matched = signatures
     .split(' ')
     .some((entry) => entry.startsWith('v1,') && sameSignatureText(entry.slice(3), expected));

@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { hmacSha256 } from '../../../src/hooks/verify/hmac.js';
+import { hmacSha256, hmacSha256Base64 } from '../../../src/hooks/verify/hmac.js';
 
 /** node:crypto's own HMAC, on the other side: every result must be its, byte for byte. */
 function nodeHmac(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
@@ -9,7 +9,7 @@ function nodeHmac(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
   return hmac.digest();
 }
 
-describe('hmacSha256', () => {
+describe('hmacSha256 and hmacSha256Base64', () => {
   const body = Buffer.from('{"order":{"id":1,"total":"9.50","note":"crème brûlée"}}');
 
   it.each([
@@ -28,6 +28,9 @@ describe('hmacSha256', () => {
       nodeHmac(key, 'v0:1732412345:', 'ünïcode text', Buffer.alloc(0)),
     );
     expect(hmacSha256(key)).toEqual(nodeHmac(key));
+    expect(hmacSha256Base64(key, 'msg_1.1732412345.', body)).toBe(
+      nodeHmac(key, 'msg_1.1732412345.', body).toString('base64'),
+    );
   });
 
   it('keeps every key apart, also past the number of text keys it remembers', () => {
