@@ -42,8 +42,22 @@ export function webhookFastPath(
       res,
       token,
       query: parseQuery ? parseQuery(String(url?.query ?? '')) : {},
-      senderIp: proxyAddr(req, trustProxy),
+      senderIp: senderAddress(req, trustProxy),
     });
     return true;
   };
+}
+
+/**
+ * The sender's address as Express's `req.ip` reads it. Without an X-Forwarded-For header that is
+ * the socket's peer whatever TRUST_PROXY says, which is taken directly: proxy-addr would build
+ * and walk its list of hops for it all the same (about 1 µs of every webhook).
+ */
+function senderAddress(
+  req: IncomingMessage,
+  trustProxy: ExpressReading['trustProxy'],
+): string | undefined {
+  return req.headers['x-forwarded-for'] === undefined
+    ? req.socket.remoteAddress
+    : proxyAddr(req, trustProxy);
 }

@@ -86,9 +86,13 @@ export function partitionKey(key: string): string {
   return Buffer.from(hex).toString('base64');
 }
 
-/** The per-sender key: the address, an IPv6 sender's /56 network (express-rate-limit's default). */
+/**
+ * The per-sender key: the address, an IPv6 sender's /56 network (express-rate-limit's default).
+ * An address without a colon is no IPv6 address and is its own key, as ipKeyGenerator would
+ * return it, without the IPv6 regular expression it runs first (about 1 µs of every webhook).
+ */
 export function senderKey(ip: string | undefined): string {
-  return ipKeyGenerator(ip ?? '', 56);
+  return ip?.includes(':') ? ipKeyGenerator(ip, 56) : (ip ?? '');
 }
 
 export interface HookRateLimits {

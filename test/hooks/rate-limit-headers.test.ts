@@ -74,7 +74,10 @@ describe('HookRateLimit headers', () => {
 
   it('keys an IPv6 sender by its /56 network, an IPv4-mapped one by its IPv4 address', () => {
     expect(senderKey('2001:db8:1:2::7')).toBe(senderKey('2001:db8:1:ff::1'));
+    expect(senderKey('2001:db8:1:2::7')).not.toBe(senderKey('2001:db8:2:2::7'));
     expect(senderKey('::ffff:192.0.2.1')).toBe('192.0.2.1');
+    expect(senderKey('203.0.113.9')).toBe('203.0.113.9');
+    expect(senderKey(undefined)).toBe('');
   });
 
   it('lets the request through without headers when the store fails', async () => {
