@@ -274,7 +274,7 @@ function incomingEvent(
   }
   return {
     channel,
-    payload: text,
+    payload: body,
     headers: request.headers,
     senderIp: request.senderIp,
     dedupKey: dedupKey(channel.dedup, headers, () => payload as JsonValue),

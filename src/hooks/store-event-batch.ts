@@ -4,7 +4,8 @@ import type { ReceivingChannel } from './ingest-repo.js';
 
 export interface IncomingEvent {
   channel: ReceivingChannel;
-  payload: string;
+  /** The body's bytes, UTF-8 JSON text (the receiver has checked both). */
+  payload: Buffer;
   /** As the event keeps them (see keptHeaders). */
   headers: Record<string, string>;
   senderIp: string | undefined;
@@ -81,16 +82,18 @@ export async function storeEventBatch(
               set_config('lock_timeout', $12, true)
      ),
      batch as (
-       select batch.*, payloads.payload, headers.headers,
+       select batch.*,
+              convert_from(substring($4::bytea from payload_start for payload_bytes), 'UTF8')
+                as payload,
+              headers.headers,
               case when channels.id is null then 'channel_not_found'
                    when not channels.enabled then 'channel_disabled'
               end as refusal
        from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
-                   $8::text[], $9::text[], $10::boolean[]) with ordinality
+                   $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[])
+              with ordinality
               as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
-                       thread_key, repeat, position)
-       join json_array_elements_text($4::json) with ordinality as payloads(payload, position)
-         on payloads.position = batch.position
+                       thread_key, repeat, payload_start, payload_bytes, position)
        join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
          on headers.position = batch.position
        left join channels on channels.id = batch.channel_id
@@ -201,19 +204,23 @@ export async function storeEventBatch(
       events.map((e) => e.channel.workspace_id),
       events.map((e) => e.channel.id),
       events.map((e) => e.channel.webhook_token_hash),
-      // A JSON array of strings rather than a text[]: the driver escapes array elements in
-      // JavaScript, character by character, which cost more than anything else in this call.
-      // Payloads and headers have an array each: PostgreSQL reads each element once, where
-      // `->>` on an element of one mixed array read the whole element again for each field.
-      JSON.stringify(events.map((e) => e.payload)),
+      // The payloads' bytes one after the other, each cut out by its start and length ($13,
+      // $14). Not a text[]: the driver escapes array elements in JavaScript, character by
+      // character. Not a JSON array of strings either: PostgreSQL read that whole array twice
+      // (checking it, then taking it apart) and unescaped it a character at a time, 15 µs of
+      // its CPU per 1 KB payload against 5 µs for this (and the receiver's 13 against 7).
+      Buffer.concat(events.map((e) => e.payload)),
       events.map((e) => e.dedupKey ?? null),
       events.map((e) => e.channel.dedup.window_s),
+      // The headers as a JSON array, each element read once: `->>` on the elements of one
+      // array of whole events had read each element again for every field.
       JSON.stringify(events.map((e) => e.headers)),
       events.map((e) => e.senderIp ?? null),
       events.map((e) => e.threadKey ?? null),
       repeatsInBatch(events),
       new Date(deadline).toISOString(),
       `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,
+      ...payloadSlices(events),
     ],
     // Planning this statement took the database more time than running it for 50 events.
     { name: 'store-event-batch', deadline, commitsByDeadline: true },
@@ -230,6 +237,17 @@ export async function storeEventBatch(
         : undefined,
     };
   });
+}
+
+/** Where each event's payload starts in the concatenated payloads (from 1), and its length. */
+function payloadSlices(events: IncomingEvent[]): [number[], number[]] {
+  const starts: number[] = [];
+  let start = 1;
+  for (const { payload } of events) {
+    starts.push(start);
+    start += payload.length;
+  }
+  return [starts, events.map((e) => e.payload.length)];
 }
 
 /**

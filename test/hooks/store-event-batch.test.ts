@@ -31,7 +31,7 @@ describe('storing one batch with duplicates and the quota', () => {
 
   const event = (dedupKey?: string): IncomingEvent => ({
     channel,
-    payload: '{"n":1}',
+    payload: Buffer.from('{"n":1}'),
     headers: dedupKey ? { 'webhook-id': dedupKey } : {},
     senderIp: '127.0.0.1',
     dedupKey,
@@ -84,6 +84,31 @@ describe('storing one batch with duplicates and the quota', () => {
     } finally {
       await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
     }
+  });
+
+  it('stores each payload of a batch byte for byte, whatever its characters', async () => {
+    const payloads = [
+      '{"dessert":"crème brûlée 🍮"}',
+      '\uFEFF{"key":"ключ","empty":""}',
+      '{"escapes":"\\u0000 \\" \\\\","n":1}',
+      '{}',
+    ];
+    const results = await store(
+      payloads.map((payload) => ({ ...event(), payload: Buffer.from(payload) })),
+    );
+
+    const ids = results.map(accepted);
+    // Compared as bytes: the embedded database's driver drops a leading byte-order mark from
+    // the text it returns, though the stored bytes keep it.
+    const { rows } = await app.ctx.db.query<{ id: string; bytes: string }>(
+      `select id::text, encode(convert_to(payload, 'UTF8'), 'hex') as bytes
+       from events where id = any($1::bigint[])`,
+      [ids],
+    );
+    const stored = new Map(rows.map((row) => [row.id, row.bytes]));
+    expect(ids.map((id) => stored.get(id))).toEqual(
+      payloads.map((payload) => Buffer.from(payload).toString('hex')),
+    );
   });
 
   /** Sends the statement whatever its deadline: only the statement's own limits apply. */
