@@ -242,12 +242,14 @@ export async function storeEventBatch(
 /** Where each event's payload starts in the concatenated payloads (from 1), and its length. */
 function payloadSlices(events: IncomingEvent[]): [number[], number[]] {
   const starts: number[] = [];
+  const lengths: number[] = [];
   let start = 1;
   for (const { payload } of events) {
     starts.push(start);
+    lengths.push(payload.length);
     start += payload.length;
   }
-  return [starts, events.map((e) => e.payload.length)];
+  return [starts, lengths];
 }
 
 /**

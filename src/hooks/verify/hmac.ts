@@ -35,11 +35,11 @@ function outerMessage(key: string | Buffer, parts: (string | Buffer)[]): Buffer 
   for (const part of parts)
     at += typeof part === 'string' ? message.write(part, at) : part.copy(message, at);
   // The inner digest as a string of one character per byte rather than a Buffer (see
-  // hmacSha256Base64): 'binary' (latin1) maps each byte to a character and back unchanged.
+  // hmacSha256Base64): 'binary' maps each byte to a character and back unchanged.
   const innerDigest = hash('sha256', message, 'binary');
   const block = Buffer.allocUnsafe(BLOCK_BYTES + DIGEST_BYTES);
   outer.copy(block);
-  block.write(innerDigest, BLOCK_BYTES, 'latin1');
+  block.write(innerDigest, BLOCK_BYTES, 'binary');
   return block;
 }
 
