@@ -166,10 +166,7 @@ export class IngestService {
     const stored = await this.batches.submit(event, deadline);
     if (stored.outcome === 'duplicate') {
       const first =
-        stored.first ??
-        (await this.db.transaction((tx) => batch.countDuplicate(tx, stored.firstEventId), {
-          deadline,
-        }));
+        stored.first ?? (await batch.countDuplicate(this.db, stored.firstEventId, deadline));
       return { accepted: true, eventId: stored.firstEventId, duplicate: first };
     }
     const { outcome, eventId } = stored;

@@ -273,11 +273,17 @@ function repeatsInBatch(events: IncomingEvent[]): boolean[] {
  * earlier batch, or by another transaction while it ran), and reads the event's state for the
  * duplicate's answer.
  */
-export async function countDuplicate(db: Queryable, eventId: string): Promise<FirstEvent> {
+export async function countDuplicate(
+  db: Queryable,
+  eventId: string,
+  deadline?: number,
+): Promise<FirstEvent> {
+  // One statement, committed on its own: no transaction around it to open and close.
   const { rows } = await db.query<FirstEvent>(
     `update events set duplicates = duplicates + 1 where id = $1
      returning id, status, reply, error`,
     [eventId],
+    { deadline },
   );
   return rows[0] ?? { id: eventId, status: 'pending', reply: null, error: null };
 }
