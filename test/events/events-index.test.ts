@@ -151,3 +151,45 @@ describe.skipIf(!testDatabaseUrl)(
     });
   },
 );
+
+describe('the claim on a small events table', () => {
+  let app: TestApp;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    const channel = await new Driver(app).createChannel({ name: 'Orders' });
+    // A few thousand unfinished events, as a fresh installation's first busy hour leaves them.
+    await app.ctx.db.query(
+      `insert into events (workspace_id, channel_id, status, payload)
+       select $1, $2, 'pending', '{"n":1}' from generate_series(1, 3000)`,
+      [app.ctx.defaultWorkspaceId, channel.id],
+    );
+    await app.ctx.db.query('analyze events');
+  });
+
+  afterAll(() => app.close());
+
+  it('locks the events it deals out through their primary key, not by reading the whole table', async () => {
+    const seen: { text: string; params: readonly unknown[] }[] = [];
+    await claimEvents(
+      {
+        query: (text, params = []) => {
+          seen.push({ text, params });
+          return app.ctx.db.query(text, params);
+        },
+      },
+      'planner',
+      8,
+      60_000,
+    );
+    const [{ text, params }] = seen as [{ text: string; params: readonly unknown[] }];
+    const { rows } = await app.ctx.db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (format json) ${text}`,
+      params,
+    );
+    const nodes = nodesOf((rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+    expect(
+      nodes.filter((n) => n['Relation Name'] === 'events').map((n) => n['Node Type']),
+    ).not.toContain('Seq Scan');
+  });
+});
