@@ -6,6 +6,7 @@ import {
   type AiRequest,
   type TokenUsage,
 } from './ai-provider.js';
+import { OutboundClient, OutboundError } from '../outbound/outbound-client.js';
 import { chatCompletionBody } from './chat-request.js';
 import { ProviderPause } from './provider-pause.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -19,6 +20,9 @@ export interface OpenAiOptions {
   timeoutMs: number;
 }
 
+/** Past this, an answer is no chat completion worth reading (and is not held in memory). */
+const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
 /** Statuses worth asking again later: the server was busy, rate limited us, or broke. */
 const RETRYABLE_STATUS = (status: number) =>
   status === 408 || status === 409 || status === 429 || status >= 500;
@@ -29,61 +33,66 @@ const BACK_PRESSURE_STATUS = (status: number) => status === 429 || status === 50
 /**
  * Any server speaking the OpenAI chat-completions protocol (OpenAI, vLLM, Ollama, LiteLLM...).
  *
- * Written on `fetch` rather than the official `openai` package: its current releases need
- * Node 22 (this service runs on Node 20), and what it would add — its own retries, timeouts,
- * streaming and a typed surface of the whole API — is either turned off here (the queue owns
- * retries and deadlines) or unused. One call is one POST; what matters is kept in this file:
- * the API key scrubbed from every message admins see, errors classified once (retryable or
- * not), `Retry-After` read in both of its forms, no redirects followed, and usage read back.
+ * Written on the service's outbound client rather than the official `openai` package: its
+ * current releases need Node 22 (this service runs on Node 20), and what it would add — its own
+ * retries, timeouts, streaming and a typed surface of the whole API — is either turned off here
+ * (the queue owns retries and deadlines) or unused. One call is one POST; what matters is kept
+ * in this file: the API key scrubbed from every message admins see, errors classified once
+ * (retryable or not), `Retry-After` read in both of its forms, no redirects followed, and usage
+ * read back. The AI server is the operator's choice (AI_BASE_URL, often a model on localhost),
+ * so private addresses may be called.
  */
 export class OpenAiProvider implements AiProvider {
   readonly name = 'openai';
   readonly deterministic = false;
   private readonly url: URL;
   private readonly pause = new ProviderPause();
+  private readonly client: OutboundClient;
 
   constructor(private readonly options: OpenAiOptions) {
     this.url = chatCompletionsUrl(options.baseUrl);
+    this.client = new OutboundClient({
+      timeoutMs: options.timeoutMs,
+      allowPrivate: true,
+      keepBodyBytes: MAX_ANSWER_BYTES,
+      // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
+      maxSocketsPerHost: Number.POSITIVE_INFINITY,
+    });
   }
 
   async complete(request: AiRequest, signal: AbortSignal): Promise<AiReply> {
     await this.pause.wait(signal);
     const model = request.model ?? this.options.model;
-    const timeout = AbortSignal.timeout(this.options.timeoutMs);
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
     };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
     const started = performance.now();
-    let status: number;
-    let text: string;
-    let retryAfter: string | null;
+    let answered;
     try {
-      const res = await fetch(this.url, {
-        method: 'POST',
+      // No redirect is followed: it would resend the key to wherever it points.
+      answered = await this.client.post(
+        this.url.href,
+        JSON.stringify(chatCompletionBody(request, model)),
         headers,
-        body: JSON.stringify(chatCompletionBody(request, model)),
-        // A redirect would resend the key to wherever it points.
-        redirect: 'error',
-        signal: AbortSignal.any([signal, timeout]),
-      });
-      status = res.status;
-      retryAfter = res.headers.get('retry-after');
-      text = await res.text();
+        signal,
+      );
     } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (timeout.aborted) {
+      if (!(error instanceof OutboundError)) throw error;
+      if (error.kind === 'timeout') {
         throw new AiError(
           `The AI server did not answer within ${this.options.timeoutMs} ms.`,
           true,
         );
       }
       throw new AiError(
-        `Could not reach the AI server at ${this.url.host}: ${networkReason(error)}.`,
+        `Could not reach the AI server at ${this.url.host}: ${error.reason}.`,
         true,
       );
     }
+    const { status, bodyStart: text, bodyBytes } = answered;
+    const retryAfter = headerText(answered.headers['retry-after']);
     const latencyMs = Math.round(performance.now() - started);
 
     if (status < 200 || status > 299) {
@@ -96,6 +105,12 @@ export class OpenAiProvider implements AiProvider {
         `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}${asked}`,
         retryable,
         waitMs,
+      );
+    }
+    if (bodyBytes > MAX_ANSWER_BYTES) {
+      throw new AiError(
+        `The AI server sent an answer of ${bodyBytes} bytes, more than a chat completion can be (${MAX_ANSWER_BYTES}).`,
+        false,
       );
     }
     const answer = answerOf(text);
@@ -182,9 +197,6 @@ function snippet(text: string): string {
   return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
 }
 
-function networkReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } })?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string') return cause.message;
-  return error instanceof Error ? error.message : String(error);
+function headerText(value: string | string[] | undefined): string | null {
+  return (Array.isArray(value) ? value[0] : value) ?? null;
 }

@@ -131,6 +131,52 @@ describe('OpenAI-compatible provider', () => {
     expect((await failure(provider().complete(ask('x'), never))).retryable).toBe(true);
   });
 
+  it('does not follow a redirect, so the key never goes where it points', async () => {
+    const elsewhere = await FakeAiServer.start();
+    try {
+      ai.enqueue({
+        status: 307,
+        body: '',
+        headers: { Location: `${elsewhere.baseUrl}/chat/completions` },
+      });
+      const error = await failure(provider().complete(ask('x'), never));
+      expect(error.retryable).toBe(false);
+      expect(error.message).toMatch(/^The AI server refused the request \(HTTP 307\)/);
+      expect(elsewhere.requests).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
+  it('reads a long reply whole, multi-byte characters included', async () => {
+    const long = `${'Grüße aus Köln, 東京から 🌸 '.repeat(20_000)}end`;
+    ai.enqueue({ body: chatCompletion(long) });
+    expect((await provider().complete(ask('x'), never)).text).toBe(long);
+  });
+
+  it('refuses an answer larger than any chat completion, without keeping it', async () => {
+    ai.enqueue({ body: 'x'.repeat(5 * 1024 * 1024) });
+    const error = await failure(provider().complete(ask('x'), never));
+    expect(error.retryable).toBe(false);
+    expect(error.message).toBe(
+      'The AI server sent an answer of 5242880 bytes, more than a chat completion can be (4194304).',
+    );
+  });
+
+  it('keeps every call the worker makes in flight at once, waiting for no free socket', async () => {
+    const calls = 100;
+    const before = ai.requests.length;
+    ai.enqueue(...Array.from({ length: calls }, () => ({ hang: true })));
+    const shared = provider();
+    const stop = new AbortController();
+    const pending = Array.from({ length: calls }, () =>
+      shared.complete(ask('x'), stop.signal).catch(() => undefined),
+    );
+    await ai.waitForRequests(before + calls);
+    stop.abort(new Error('done'));
+    await Promise.all(pending);
+  });
+
   it('reports an unreachable server as a retryable network error', async () => {
     const gone = await FakeAiServer.start();
     await gone.close();
