@@ -77,8 +77,9 @@ export async function runOpenLoop(
           });
         },
       );
-      req.on('error', () => {
-        countStatus(non200, 'error');
+      // Counted by its code (ECONNRESET, …), so a run's table says what went wrong.
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        countStatus(non200, `error ${error.code ?? error.message}`);
         resolve();
       });
       req.end(body);
