@@ -1,12 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import {
+  OutboundClient,
+  OutboundError,
+  type OutboundResponse,
+} from '../outbound/outbound-client.js';
+import {
   AiError,
   type AiProvider,
   type AiReply,
   type AiRequest,
   type TokenUsage,
 } from './ai-provider.js';
-import { OutboundClient, OutboundError } from '../outbound/outbound-client.js';
 import { chatCompletionBody } from './chat-request.js';
 import { ProviderPause } from './provider-pause.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -69,7 +73,7 @@ export class OpenAiProvider implements AiProvider {
     };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
     const started = performance.now();
-    let answered;
+    let answered: OutboundResponse;
     try {
       // No redirect is followed: it would resend the key to wherever it points.
       answered = await this.client.post(
