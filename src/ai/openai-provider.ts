@@ -96,7 +96,7 @@ export class OpenAiProvider implements AiProvider {
       );
     }
     const { status, bodyStart: text, bodyBytes } = answered;
-    const retryAfter = headerText(answered.headers['retry-after']);
+    const retryAfter = answered.headers['retry-after'] ?? null;
     const latencyMs = Math.round(performance.now() - started);
 
     if (status < 200 || status > 299) {
@@ -199,8 +199,4 @@ function errorText(text: string): string {
 function snippet(text: string): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
-}
-
-function headerText(value: string | string[] | undefined): string | null {
-  return (Array.isArray(value) ? value[0] : value) ?? null;
 }

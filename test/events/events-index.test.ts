@@ -18,29 +18,34 @@ function nodesOf(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodesOf)];
 }
 
+/** Runs `work` against `app`'s database, recording the SQL it is given, and returns the first statement. */
+async function firstQueryOf(app: TestApp, work: (db: Queryable) => Promise<unknown>) {
+  const seen: { text: string; params: readonly unknown[] }[] = [];
+  await work({
+    query: (text, params = []) => {
+      seen.push({ text, params });
+      return app.ctx.db.query(text, params);
+    },
+  });
+  return seen[0] as { text: string; params: readonly unknown[] };
+}
+
+/** Every node of the plan PostgreSQL makes for the statement. */
+async function planNodes(app: TestApp, text: string, params: readonly unknown[]) {
+  const { rows } = await app.ctx.db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+    `explain (format json) ${text}`,
+    params,
+  );
+  return nodesOf((rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+}
+
 describe.skipIf(!testDatabaseUrl)(
   'query plans (real PostgreSQL only: loading the 200,000 events a realistic plan needs takes about 15 s in embedded PGlite)',
   () => {
     let app: TestApp;
     let channelId: string;
-    /** Runs `work` against a database that records the SQL it is given, and returns that SQL. */
-    const capture = async (work: (db: Queryable) => Promise<unknown>) => {
-      const seen: { text: string; params: readonly unknown[] }[] = [];
-      await work({
-        query: (text, params = []) => {
-          seen.push({ text, params });
-          return app.ctx.db.query(text, params);
-        },
-      });
-      return seen[0] as { text: string; params: readonly unknown[] };
-    };
-    const planOf = async (text: string, params: readonly unknown[]) => {
-      const { rows } = await app.ctx.db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-        `explain (format json) ${text}`,
-        params,
-      );
-      return nodesOf((rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
-    };
+    const capture = (work: (db: Queryable) => Promise<unknown>) => firstQueryOf(app, work);
+    const planOf = (text: string, params: readonly unknown[]) => planNodes(app, text, params);
 
     beforeAll(async () => {
       app = await startTestApp();
@@ -170,24 +175,8 @@ describe('the claim on a small events table', () => {
   afterAll(() => app.close());
 
   it('locks the events it deals out through their primary key, not by reading the whole table', async () => {
-    const seen: { text: string; params: readonly unknown[] }[] = [];
-    await claimEvents(
-      {
-        query: (text, params = []) => {
-          seen.push({ text, params });
-          return app.ctx.db.query(text, params);
-        },
-      },
-      'planner',
-      8,
-      60_000,
-    );
-    const [{ text, params }] = seen as [{ text: string; params: readonly unknown[] }];
-    const { rows } = await app.ctx.db.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-      `explain (format json) ${text}`,
-      params,
-    );
-    const nodes = nodesOf((rows[0]?.['QUERY PLAN'][0] as { Plan: PlanNode }).Plan);
+    const { text, params } = await firstQueryOf(app, (db) => claimEvents(db, 'planner', 8, 60_000));
+    const nodes = await planNodes(app, text, params);
     expect(
       nodes.filter((n) => n['Relation Name'] === 'events').map((n) => n['Node Type']),
     ).not.toContain('Seq Scan');
