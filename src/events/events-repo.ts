@@ -307,7 +307,7 @@ export const RETENTION_START: RetentionPosition = { receivedAt: '-infinity', id:
  * - `for update skip locked` passes over rows another statement holds (a second process running
  *   retention at the same moment) instead of queueing behind them, and re-checks the conditions
  *   on the newest row version. A row passed over is deleted by a later run.
- * - An event's dedup key is deleted with it (by dedup_keys_event_idx).
+ * - An event's dedup key goes with it (it is a column of the event, migrations/0015).
  * - Deleting an event locks only that event's row: a foreign key takes no lock on the
  *   workspace or channel it points to when the referencing row goes, so ingest (which locks the
  *   workspace row for its quota) never waits for retention.
@@ -336,11 +336,6 @@ export async function deleteExpiredEvents(
      deleted as (
        delete from events using expired where events.id = expired.id
        returning expired.received_at, expired.id
-     ),
-     -- A deleted event's key goes with it, so a later request with that key is not a duplicate
-     -- of an event that is gone (dedup_keys has no foreign key to cascade: migration 0013).
-     deleted_keys as (
-       delete from dedup_keys using deleted where dedup_keys.event_id = deleted.id
      )
      select count(*)::integer as deleted,
             max(received_at)::text as received_at,
@@ -353,24 +348,4 @@ export async function deleteExpiredEvents(
     deleted: row.deleted,
     last: row.received_at && row.id ? { receivedAt: row.received_at, id: row.id } : undefined,
   };
-}
-
-/**
- * Deletes up to `limit` dedup keys whose window has passed, oldest first (dedup_keys_expires_idx),
- * passing over keys another statement holds; says how many went. A request with an expired key
- * that arrives before this runs is not a duplicate either: the receiver compares expires_at itself.
- */
-export async function deleteExpiredDedupKeys(db: Queryable, limit: number): Promise<number> {
-  const { rowCount } = await db.query(
-    `delete from dedup_keys
-     where (channel_id, key) in (
-       select channel_id, key from dedup_keys
-       where expires_at <= now()
-       order by expires_at
-       limit $1
-       for update skip locked
-     )`,
-    [limit],
-  );
-  return rowCount;
 }

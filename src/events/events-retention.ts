@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import {
-  deleteExpiredDedupKeys,
   deleteExpiredEvents,
   listWorkspaceIds,
   RETENTION_START,
@@ -29,8 +28,6 @@ export interface RetentionRun {
   deleted: number;
   /** Delete statements sent, including the last one of each workspace that found fewer than a batch. */
   batches: number;
-  /** Dedup keys past their window, deleted whatever the retention period. */
-  dedupKeysDeleted: number;
 }
 
 export const RETENTION_BATCH_SIZE = 1000;
@@ -39,9 +36,8 @@ const HOUR_MS = 60 * 60 * 1000;
 const FIRST_RUN_DELAY_MS = 30_000;
 
 /**
- * Deletes finished events older than the retention period, and dedup keys past their window
- * (so that table cannot grow without bound even when events are kept forever), in small
- * batches, periodically.
+ * Deletes finished events older than the retention period (their dedup keys with them), in
+ * small batches, periodically.
  * Several processes may run it at once: their batches skip each other's rows. Tests drive
  * `runOnce()`; the service calls `start()` and, on shutdown, `stop()`.
  */
@@ -57,17 +53,11 @@ export class EventsRetention {
     this.pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
   }
 
-  /** Deletes every expired finished event and dedup key (unless stopped midway); says how many. */
+  /** Deletes every expired finished event (unless stopped midway); says how many. */
   async runOnce(): Promise<RetentionRun> {
-    const run: RetentionRun = { deleted: 0, batches: 0, dedupKeysDeleted: 0 };
+    const run: RetentionRun = { deleted: 0, batches: 0 };
     if (this.options.retentionDays > 0) await this.deleteEvents(run);
-    for (;;) {
-      if (this.stopping.signal.aborted) return run;
-      const deleted = await deleteExpiredDedupKeys(this.options.db, this.batchSize);
-      run.dedupKeysDeleted += deleted;
-      if (deleted < this.batchSize) return run;
-      if (this.pauseMs > 0) await this.pause();
-    }
+    return run;
   }
 
   private async deleteEvents(run: RetentionRun): Promise<void> {
@@ -115,7 +105,7 @@ export class EventsRetention {
     const started = Date.now();
     try {
       const run = await this.runOnce();
-      if (run.deleted > 0 || run.dedupKeysDeleted > 0) {
+      if (run.deleted > 0) {
         log.info({ ...run, retentionDays, ms: Date.now() - started }, 'expired events deleted');
       }
     } catch (error) {
@@ -128,10 +118,7 @@ export class EventsRetention {
   }
 }
 
-/**
- * Retention as configured. With EVENT_RETENTION_DAYS unset or 0 events are kept forever, but
- * the job still runs: expired dedup keys are deleted in any case.
- */
+/** Retention as configured. With EVENT_RETENTION_DAYS unset or 0 a run deletes nothing. */
 export function createEventsRetention(ctx: {
   config: Pick<Config, 'eventRetentionDays'>;
   db: Queryable;

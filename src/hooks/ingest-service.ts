@@ -163,15 +163,30 @@ export class IngestService {
 
     const event = incomingEvent(channel, headers, body, request);
     if ('refusal' in event) return reject(request.with(body), event.refusal);
-    const stored = await this.batches.submit(event, deadline);
+    const stored = await this.store(event, deadline);
     if (stored.outcome === 'duplicate') {
-      const first =
-        stored.first ?? (await batch.countDuplicate(this.db, stored.firstEventId, deadline));
-      return { accepted: true, eventId: stored.firstEventId, duplicate: first };
+      return { accepted: true, eventId: stored.first.id, duplicate: stored.first };
     }
     const { outcome, eventId } = stored;
     if (outcome === 'accepted') return { accepted: true, eventId: eventId as string };
     return { accepted: false, eventId, error: await this.storeRefusal(channel, outcome) };
+  }
+
+  /**
+   * Stores an event through the group commit. One whose key an earlier event holds is answered
+   * as that event's duplicate, or, when the key's window has passed (the key is then freed), is
+   * stored again; every try is bounded by `deadline`.
+   */
+  private async store(
+    event: batch.IncomingEvent,
+    deadline: number,
+  ): Promise<Exclude<batch.StoredEvent, { outcome: 'key_taken' }>> {
+    for (;;) {
+      const stored = await this.batches.submit(event, deadline);
+      if (stored.outcome !== 'key_taken') return stored;
+      const first = await batch.countDuplicateOfKey(this.db, event, deadline);
+      if (first) return { outcome: 'duplicate', first };
+    }
   }
 
   // Why the storing statement refused an event that passed every earlier check.

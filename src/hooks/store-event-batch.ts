@@ -24,16 +24,18 @@ export interface FirstEvent {
 }
 
 /**
- * What became of one event of a batch: `eventId` is the stored event (none for a 404, nor for
- * a duplicate). A duplicate names its first event, and gives it as `first` when this same batch
- * stored it; otherwise the caller counts the duplicate on it and reads it (countDuplicate).
+ * What became of one event of a batch: `eventId` is the stored event (none for a 404). A
+ * duplicate of an event this same batch stored gives it as `first`. `key_taken`: the request's
+ * key is held by an event stored before (by an earlier batch, or by another transaction while
+ * this one ran); nothing was stored for it, and countDuplicateOfKey answers it.
  */
 export type StoredEvent =
   | {
       outcome: 'accepted' | 'quota_exceeded' | 'channel_disabled' | 'channel_not_found';
       eventId?: string;
     }
-  | { outcome: 'duplicate'; firstEventId: string; first?: FirstEvent };
+  | { outcome: 'duplicate'; first: FirstEvent }
+  | { outcome: 'key_taken' };
 
 /**
  * Stores a batch of valid events in one statement that commits on its own by `deadline` or not
@@ -47,17 +49,15 @@ export type StoredEvent =
  *   body was read (possibly from the cache) cannot let an event through after its channel was
  *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
  *   rejected) or `channel_not_found` (not stored).
- * - Duplicates are decided before the quota, and use none of it. A request is a duplicate when
- *   its key is in dedup_keys and unexpired, or when an earlier request of the batch has the same
- *   key (it then shares that request's fate). The other keyed requests that fit the quota
- *   claim their key with `insert ... on conflict do update`: the primary key serialises every
- *   transaction claiming one key, and the conflicting row is read in its newest committed
- *   version, so a request that lost the race to another instance's transaction learns the
- *   winner's event id here and becomes a duplicate instead of being stored. An expired key is
- *   taken over. A first event stored by this statement is stored with its duplicates in the
- *   batch counted. Those of an event stored before are left to countDuplicate: updating events
- *   here made every batch start an UPDATE of events, with its statement trigger, that almost
- *   none needed (a tenth of the database's CPU for a batch of one).
+ * - Duplicates are decided before the quota, and use none of it. A request whose key an earlier
+ *   request of the batch has shares that request's fate. The other keyed requests that fit the
+ *   quota store their event with its key (migrations/0015): `on conflict do nothing` stores
+ *   none for a key another event holds, stored before or by a transaction that committed while
+ *   this one waited for it; that request is `key_taken`, and spends no quota. A first event
+ *   stored by this statement is stored with its duplicates in the batch counted. Those of an
+ *   event stored before are left to countDuplicateOfKey: an `on conflict do update` here would
+ *   make every batch run events' update triggers too, and a second statement is paid only by
+ *   duplicates.
  * - Each accepted event uses one chat of its workspace's quota. The workspace rows are locked
  *   first, in id order so concurrent batches cannot deadlock, and the room left is read from
  *   the locked rows, so no instance can accept past the quota; the lock is held only while this
@@ -74,8 +74,7 @@ export async function storeEventBatch(
   const { rows } = await db.query<{
     id: string | null;
     outcome: StoredEvent['outcome'];
-    first_id: string | null;
-    first_in_batch: boolean;
+    claimed_id: string | null;
   }>(
     `with limits as materialized (
        select set_config('hookprompt.commit_deadline', $11, true),
@@ -109,68 +108,79 @@ export async function storeEventBatch(
        order by id
        for update
      ),
-     -- Keys already claimed, looked up only when some workspace has less room than the batch has
-     -- events: then a duplicate must not take the place of an event that fits. With room for
-     -- every event, claimed below finds the duplicates among them anyway (their claim
-     -- conflicts with the stored key), and they use no quota either way.
+     -- Keys held by events stored before, looked up only when some workspace has less room than
+     -- the batch has events: then a duplicate must not take the place of an event that fits.
+     -- With room for every event, the insert below finds the duplicates among them anyway (they
+     -- conflict with the stored key), and they use no quota either way.
      seen as (
-       select k.channel_id, k.key, k.event_id from dedup_keys k
-       where (k.channel_id, k.key) in (select channel_id, dedup_key from batch
-                                       where dedup_key is not null and refusal is null)
-         and k.expires_at > now()
+       select events.channel_id, events.dedup_key from events
+       where (events.channel_id, events.dedup_key) in (
+               select channel_id, dedup_key from batch
+               where dedup_key is not null and refusal is null)
+         and events.dedup_key is not null
+         and events.dedup_expires_at > now()
          and (select min(room) from room) < (select count(*) from batch)
      ),
-     keyed as (
-       select batch.*, seen.event_id as seen_event_id
-       from batch
-       left join seen on seen.channel_id = batch.channel_id and seen.key = batch.dedup_key
-     ),
      decided as (
-       select keyed.*,
+       select batch.*,
               case when refusal is not null then refusal
-                   when seen_event_id is not null then 'duplicate'
+                   when seen.dedup_key is not null then 'key_taken'
                    when repeat then 'repeat'
-                   when row_number() over (partition by keyed.workspace_id,
-                                             refusal is null and seen_event_id is null and not repeat
-                                           order by keyed.position) <= coalesce(room.room, 0)
+                   when row_number() over (partition by batch.workspace_id,
+                                             refusal is null and seen.dedup_key is null and not repeat
+                                           order by batch.position) <= coalesce(room.room, 0)
                      then 'accepted'
                    else 'quota_exceeded'
               end as outcome
-       from keyed left join room on room.id = keyed.workspace_id
+       from batch
+       left join seen on seen.channel_id = batch.channel_id and seen.dedup_key = batch.dedup_key
+       left join room on room.id = batch.workspace_id
      ),
      numbered as (
        select decided.*,
-              case when outcome not in ('channel_not_found', 'duplicate')
+              case when outcome not in ('channel_not_found', 'key_taken')
                 then nextval('events_id_seq'::regclass) end as id
        from decided
      ),
+     -- The batch's later requests with the key of an accepted one, counted as its duplicates
+     -- when it is stored (repeatsInBatch marks them).
+     repeats as (
+       select channel_id, dedup_key, count(*)::integer as n
+       from numbered where outcome = 'repeat' group by channel_id, dedup_key
+     ),
+     -- Each accepted request with a key claims it by storing its event. The unique index on the
+     -- key serialises every transaction storing one key: one that lost the race to another
+     -- instance's transaction waits for it to commit, then stores nothing and learns so here.
      claimed as (
-       insert into dedup_keys as k (channel_id, key, event_id, expires_at)
-       select channel_id, dedup_key, id, now() + make_interval(secs => window_s)
-       from numbered where outcome = 'accepted' and dedup_key is not null
-       on conflict (channel_id, key) do update set
-         event_id = case when k.expires_at <= now() then excluded.event_id else k.event_id end,
-         expires_at = case when k.expires_at <= now() then excluded.expires_at else k.expires_at end
-       returning k.channel_id, k.key, k.event_id
+       insert into events (id, workspace_id, channel_id, status, payload, headers, sender_ip,
+                           duplicates, thread_key, dedup_key, dedup_expires_at)
+       overriding system value
+       select numbered.id, workspace_id, numbered.channel_id, 'pending', payload, headers,
+              sender_ip, coalesce(repeats.n, 0), thread_key, numbered.dedup_key,
+              now() + make_interval(secs => window_s)
+       from numbered
+       left join repeats on repeats.channel_id = numbered.channel_id
+                        and repeats.dedup_key = numbered.dedup_key
+       where outcome = 'accepted' and numbered.dedup_key is not null
+       on conflict (channel_id, dedup_key) where dedup_key is not null do nothing
+       returning id, channel_id, dedup_key
      ),
      final as (
        select numbered.*,
-              case when outcome = 'accepted' and claimed.event_id <> numbered.id then 'duplicate'
-                   when outcome = 'repeat' and claimed.event_id is not null then 'duplicate'
-                   when outcome = 'repeat' then 'quota_exceeded'
-                   else outcome
+              case when numbered.dedup_key is null or numbered.outcome not in ('accepted', 'repeat')
+                     then numbered.outcome
+                   when claimed.id = numbered.id then 'accepted'
+                   when claimed.id is not null then 'duplicate'
+                   when claim.id is not null then 'key_taken'
+                   else 'quota_exceeded'
               end as final_outcome,
-              case when outcome = 'duplicate' then seen_event_id
-                   when outcome in ('accepted', 'repeat') and claimed.event_id <> numbered.id
-                     then claimed.event_id
-              end as first_id
+              claimed.id as claimed_id
        from numbered
+       left join numbered claim on claim.outcome = 'accepted'
+                               and claim.channel_id = numbered.channel_id
+                               and claim.dedup_key = numbered.dedup_key
        left join claimed on claimed.channel_id = numbered.channel_id
-                        and claimed.key = numbered.dedup_key
-     ),
-     repeats as (
-       select first_id, count(*)::integer as n from final
-       where final_outcome = 'duplicate' group by first_id
+                        and claimed.dedup_key = numbered.dedup_key
      ),
      spent as (
        update workspaces w set
@@ -181,25 +191,23 @@ export async function storeEventBatch(
              from final where final_outcome = 'accepted' group by workspace_id) as per_workspace
        where w.id = per_workspace.workspace_id
      ),
+     -- Every other event: accepted without a key, or refused (a refused event claims no key).
      stored as (
        insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
-                           headers, sender_ip, duplicates, thread_key)
+                           headers, sender_ip, thread_key)
        overriding system value
-       select final.id, workspace_id, channel_id,
+       select id, workspace_id, channel_id,
               case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
               payload,
               case when final_outcome = 'accepted' then null else final_outcome end,
               case when final_outcome = 'accepted' then null else now() end,
-              headers, sender_ip, coalesce(repeats.n, 0),
+              headers, sender_ip,
               case when final_outcome = 'accepted' then thread_key end
-       from final left join repeats on repeats.first_id = final.id
-       where final_outcome in ('accepted', 'quota_exceeded', 'channel_disabled')
+       from final
+       where final_outcome in ('quota_exceeded', 'channel_disabled')
+          or (final_outcome = 'accepted' and dedup_key is null)
      )
-     select final.id, final.final_outcome as outcome, final.first_id,
-            first.id is not null as first_in_batch
-     from final
-     left join final first on first.id = final.first_id and first.final_outcome = 'accepted'
-     order by final.position`,
+     select id, final_outcome as outcome, claimed_id from final order by position`,
     [
       events.map((e) => e.channel.workspace_id),
       events.map((e) => e.channel.id),
@@ -226,16 +234,11 @@ export async function storeEventBatch(
     { name: 'store-event-batch', deadline, commitsByDeadline: true },
   );
   return rows.map((row): StoredEvent => {
+    if (row.outcome === 'key_taken') return { outcome: 'key_taken' };
     if (row.outcome !== 'duplicate') return { outcome: row.outcome, eventId: row.id ?? undefined };
-    const firstEventId = row.first_id as string;
-    return {
-      outcome: 'duplicate',
-      firstEventId,
-      // Stored by this statement: it is as it was stored, and its duplicates are counted in it.
-      first: row.first_in_batch
-        ? { id: firstEventId, status: 'pending', reply: null, error: null }
-        : undefined,
-    };
+    // Stored by this statement: it is as it was stored, and its duplicates are counted in it.
+    const first = { id: row.claimed_id as string, status: 'pending', reply: null, error: null };
+    return { outcome: 'duplicate', first };
   });
 }
 
@@ -269,21 +272,27 @@ function repeatsInBatch(events: IncomingEvent[]): boolean[] {
 }
 
 /**
- * Counts one more duplicate on an event stored before the batch that found the duplicate (by an
- * earlier batch, or by another transaction while it ran), and reads the event's state for the
- * duplicate's answer.
+ * Answers a request whose key an event stored before holds (`key_taken`): counts one more
+ * duplicate on that event and reads its state, in one statement committed on its own. When the
+ * key's window has passed, it is freed instead (the old event keeps everything but its key) and
+ * nothing is returned: the request is then not a duplicate, and is stored again. Nothing is
+ * returned either when the event has gone (retention), which frees its key too.
  */
-export async function countDuplicate(
+export async function countDuplicateOfKey(
   db: Queryable,
-  eventId: string,
+  event: IncomingEvent,
   deadline?: number,
-): Promise<FirstEvent> {
-  // One statement, committed on its own: no transaction around it to open and close.
+): Promise<FirstEvent | undefined> {
   const { rows } = await db.query<FirstEvent>(
-    `update events set duplicates = duplicates + 1 where id = $1
+    `with freed as (
+       update events set dedup_key = null, dedup_expires_at = null
+       where channel_id = $1 and dedup_key = $2 and dedup_expires_at <= now()
+     )
+     update events set duplicates = duplicates + 1
+     where channel_id = $1 and dedup_key = $2 and dedup_expires_at > now()
      returning id, status, reply, error`,
-    [eventId],
+    [event.channel.id, event.dedupKey],
     { deadline },
   );
-  return rows[0] ?? { id: eventId, status: 'pending', reply: null, error: null };
+  return rows[0];
 }

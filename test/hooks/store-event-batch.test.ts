@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
-  countDuplicate,
+  countDuplicateOfKey,
   storeEventBatch,
   type IncomingEvent,
   type StoredEvent,
@@ -52,13 +52,15 @@ describe('storing one batch with duplicates and the quota', () => {
     const results = await store([event('stored-key'), event('new-key'), event('new-key'), event()]);
 
     // The stored event's duplicate is counted by the caller, which also reads that event.
-    expect(results[0]).toEqual({ outcome: 'duplicate', firstEventId: firstId, first: undefined });
-    await countDuplicate(app.ctx.db, firstId);
+    expect(results[0]).toEqual({ outcome: 'key_taken' });
+    expect(await countDuplicateOfKey(app.ctx.db, event('stored-key'))).toMatchObject({
+      id: firstId,
+      status: 'pending',
+    });
     const newId = accepted(results[1]);
-    expect(results[2]).toMatchObject({
+    expect(results[2]).toEqual({
       outcome: 'duplicate',
-      firstEventId: newId,
-      first: { id: newId, status: 'pending' },
+      first: { id: newId, status: 'pending', reply: null, error: null },
     });
     accepted(results[3]);
     expect(await chatsUsed()).toBe(before + 2);
@@ -74,7 +76,10 @@ describe('storing one batch with duplicates and the quota', () => {
     try {
       const results = await store([event('known-key'), event('fresh-key'), event('late-key')]);
 
-      expect(results[0]).toMatchObject({ outcome: 'duplicate', firstEventId: firstId });
+      expect(results[0]).toEqual({ outcome: 'key_taken' });
+      expect(await countDuplicateOfKey(app.ctx.db, event('known-key'))).toMatchObject({
+        id: firstId,
+      });
       accepted(results[1]);
       expect(results[2]).toMatchObject({ outcome: 'quota_exceeded' });
       expect(await chatsUsed()).toBe(used + 1);

@@ -70,7 +70,7 @@ describe('EVENT_RETENTION_DAYS', () => {
     );
   });
 
-  it('deletes no event when unset or 0 (the job still runs, for expired dedup keys)', async () => {
+  it('deletes no event when unset or 0', async () => {
     const forever = createEventsRetention(app.ctx);
     expect(await forever.runOnce()).toMatchObject({ deleted: 0, batches: 0 });
     const ctx = { ...app.ctx, config: parseConfig({ EVENT_RETENTION_DAYS: '30' }) };
@@ -118,7 +118,7 @@ describe('event retention', () => {
     };
     const run = await retention({ db: recording, batchSize: 100 }).runOnce();
 
-    expect(run).toEqual({ deleted: 370, batches: 5, dedupKeysDeleted: 0 });
+    expect(run).toEqual({ deleted: 370, batches: 5 });
     // default workspace: 100, 100, 50; the other one: 100, 20
     expect(deletedPerStatement).toEqual([100, 100, 50, 100, 20]);
     expect(await listedIds()).toEqual(kept);
@@ -196,7 +196,7 @@ describe.skipIf(!testDatabaseUrl)(
       await other.query('rollback');
       expect([workspace.rowCount, channelRow.rowCount]).toEqual([1, 1]);
       // ...and, at table level, only the events table and its indexes are locked (and the
-      // dedup keys and reply deliveries that point to the deleted events, which go with them).
+      // reply deliveries that point to the deleted events, which go with them).
       const { rows } = await other.query<{ relation: string }>(
         `select relation::regclass::text as relation from pg_locks
          where pid = $1 and locktype = 'relation' order by 1`,
@@ -204,9 +204,7 @@ describe.skipIf(!testDatabaseUrl)(
       );
       expect(rows.map((row) => row.relation)).toContain('events');
       expect(
-        rows
-          .map((row) => row.relation)
-          .filter((name) => !/^(events|dedup_keys|deliver)/.test(name)),
+        rows.map((row) => row.relation).filter((name) => !/^(events|deliver)/.test(name)),
       ).toEqual([]);
 
       const accepted = await driver.sendEvent(channel.webhook_url, { order: { id: 7 } });
@@ -226,7 +224,7 @@ describe.skipIf(!testDatabaseUrl)(
       expect(run.deleted).toBe(20);
 
       await deleter.query('commit');
-      expect(await retention().runOnce()).toEqual({ deleted: 5, batches: 1, dedupKeysDeleted: 0 });
+      expect(await retention().runOnce()).toEqual({ deleted: 5, batches: 1 });
       expect(await listedIds()).toEqual([]);
     });
   },
