@@ -99,12 +99,34 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     });
   };
 
+  /**
+   * Listens for the loss of a checked-out client's connection until `release`. The pool listens
+   * only to idle clients: a connection lost while its statement runs (PostgreSQL killed, say)
+   * is an 'error' event on the client that, unheard, would end the process.
+   */
+  const watchLoss = (client: pg.PoolClient) => {
+    const watch = {
+      lost: undefined as Error | undefined,
+      release(broken?: Error) {
+        client.off('error', onLost);
+        client.release(broken ?? watch.lost);
+      },
+    };
+    const onLost = (error: Error) => {
+      watch.lost = error;
+      onError?.(error);
+    };
+    client.on('error', onLost);
+    return watch;
+  };
+
   const queryBy = async <Row>(
     text: string,
     params: readonly unknown[] | undefined,
     { deadline, name, commitsByDeadline }: QueryOptions & { deadline: number },
   ) => {
     const client = await acquire(deadline);
+    const watch = watchLoss(client);
     let broken: Error | undefined;
     const grace = commitsByDeadline ? DATABASE_LIMITS.answerGraceMs : 0;
     try {
@@ -114,7 +136,7 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
       if (error instanceof DatabaseTimeoutError) broken = error;
       throw error;
     } finally {
-      client.release(broken);
+      watch.release(broken);
     }
   };
 
@@ -123,14 +145,7 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
     { deadline }: TransactionOptions = {},
   ): Promise<T> => {
     const client = await acquire(deadline);
-    // A checked-out client has no pool listener: without this, losing the connection
-    // mid-transaction would be an unhandled 'error' event and end the process.
-    let lost: Error | undefined;
-    const onLost = (error: Error) => {
-      lost = error;
-      onError?.(error);
-    };
-    client.on('error', onLost);
+    const watch = watchLoss(client);
     // A connection whose statement timed out on this side is closed, never reused: the server
     // may still be running the statement, and closing it is what rolls the transaction back.
     let broken: Error | undefined;
@@ -162,15 +177,14 @@ export function openPostgres({ url, max = 10, onError }: PostgresOptions): Datab
       await send('commit');
       return result;
     } catch (error) {
-      if (!broken && !lost) {
+      if (!broken && !watch.lost) {
         await run(client, 'rollback', undefined, DATABASE_LIMITS.rollbackMs).catch(
           (failure: Error) => (broken = failure),
         );
       }
       throw error;
     } finally {
-      client.off('error', onLost);
-      client.release(broken ?? lost);
+      watch.release(broken);
     }
   };
 
