@@ -12,6 +12,11 @@
 -- index as long as its event: a later request with an expired key frees it first (the receiver
 -- sets it to null on the old event), so no job has to visit every keyed event when its window
 -- ends. The index is as large as the keyed events that retention keeps, and goes with them.
+--
+-- Upgrading rewrites every event whose key is still in its window (each is indexed again, its
+-- search entries included): 151 s for 300,000 such keys in a table of 1,000,000 events on a
+-- 2-core machine. Writes to events wait only for the index build at the end; a duplicate of one
+-- of those events, counted by an instance of the previous version meanwhile, waits for all of it.
 alter table events
   add column dedup_key text,
   add column dedup_expires_at timestamptz;
