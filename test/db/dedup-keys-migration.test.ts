@@ -1,34 +1,21 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { openPglite } from '../../src/db/pglite.js';
-import { openPostgres } from '../../src/db/postgres.js';
-import { adminQuery, databaseUrl, testDatabaseUrl } from '../support/test-database.js';
+import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
 
 /**
  * Migration 0015 moves the dedup keys from their own table onto their events. A key still in
  * its window must keep making retries duplicates across the upgrade; an expired one is dropped.
  */
 describe('upgrading to dedup keys on events (migration 0015)', () => {
+  let database: TestDatabase;
   let db: Database;
-  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    if (testDatabaseUrl) {
-      const name = `hookprompt_test_${randomBytes(6).toString('hex')}`;
-      await adminQuery(`create database ${name}`);
-      db = openPostgres({ url: databaseUrl(name) });
-      drop = async () => {
-        await db.close();
-        await adminQuery(`drop database if exists ${name} with (force)`);
-      };
-    } else {
-      db = await openPglite(undefined);
-      drop = () => db.close();
-    }
+    database = await createTestDatabase({ migrated: false });
+    db = database.db;
   });
-  afterAll(() => drop());
+  afterAll(() => database.drop());
 
   it('keeps each unexpired key on its event, and drops expired ones with the old table', async () => {
     const migrations = await readMigrations();

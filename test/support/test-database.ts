@@ -17,15 +17,16 @@ export interface TestDatabase {
 
 /**
  * A fresh database for one test file: on PostgreSQL a clone of the migrated template database
- * (fast, and no state shared between files); on PGlite a new in-memory instance.
+ * (fast, and no state shared between files), or an empty one with `migrated: false`; on PGlite
+ * a new in-memory instance (empty: the app migrates it when it starts).
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
+export async function createTestDatabase({ migrated = true } = {}): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
     const db = await openPglite(undefined);
     return { db, url: undefined, drop: () => db.close() };
   }
   const name = `hookprompt_test_${randomBytes(6).toString('hex')}`;
-  await adminQuery(`create database ${name} template ${TEMPLATE_DATABASE}`);
+  await adminQuery(`create database ${name}${migrated ? ` template ${TEMPLATE_DATABASE}` : ''}`);
   const url = databaseUrl(name);
   const db = openPostgres({ url, max: 20 });
   return {
