@@ -110,7 +110,7 @@ async function main() {
     const { db, end, ...meter } = await backend(scratch.url);
     const event: IncomingEvent = {
       channel,
-      payload: Buffer.from(orderPayload),
+      payload: orderPayload,
       headers: { 'content-type': 'application/json', 'user-agent': 'bench' },
       senderIp: '127.0.0.1',
       dedupKey: undefined,

@@ -286,7 +286,7 @@ function incomingEvent(
   }
   return {
     channel,
-    payload: body,
+    payload: text,
     headers: request.headers,
     senderIp: request.senderIp,
     dedupKey: dedupKey(channel.dedup, headers, () => payload as JsonValue),

@@ -59,7 +59,7 @@ describe.skipIf(!testDatabaseUrl)(
       const receiving = await driver.receivingChannel(channel);
       const event = (n: number): IncomingEvent => ({
         channel: receiving,
-        payload: Buffer.from(`{"n":${n}}`),
+        payload: `{"n":${n}}`,
         headers: { 'webhook-id': 'raced' },
         senderIp: '127.0.0.1',
         dedupKey: 'raced',

@@ -31,7 +31,7 @@ describe('storing one batch with duplicates and the quota', () => {
 
   const event = (dedupKey?: string): IncomingEvent => ({
     channel,
-    payload: Buffer.from('{"n":1}'),
+    payload: '{"n":1}',
     headers: dedupKey ? { 'webhook-id': dedupKey } : {},
     senderIp: '127.0.0.1',
     dedupKey,
@@ -99,7 +99,7 @@ describe('storing one batch with duplicates and the quota', () => {
       '{}',
     ];
     const results = await store(
-      payloads.map((payload) => ({ ...event(), payload: Buffer.from(payload) })),
+      payloads.map((payload) => ({ ...event(), payload })),
     );
 
     const ids = results.map(accepted);
