@@ -199,11 +199,19 @@ async function main(): Promise<void> {
       for (const { target, fixed, running } of started) {
         for (let i = 0; i < fixed; i++) {
           await run.checkpoint();
+          const gcsBefore = await fullGcsOf(target, running);
+          const result = await runOpenLoopApart(running.url, orderPayload, {
+            rate: fixedRate,
+            seconds,
+          });
+          const gcsAfter = await fullGcsOf(target, running);
           const row = {
             key: target.key,
             target: target.label,
             round,
-            ...(await runOpenLoopApart(running.url, orderPayload, { rate: fixedRate, seconds })),
+            ...result,
+            fullGcs:
+              gcsBefore === undefined || gcsAfter === undefined ? undefined : gcsAfter - gcsBefore,
           };
           console.log(openLoopLine(row));
           openLoop.push(row);
@@ -400,6 +408,19 @@ async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
       `${result.stalled ? ' — STALLED: is the worker running?' : ''}`,
   );
   return result;
+}
+
+/**
+ * How many full garbage collections (mark-compacts) hookprompt's server has run, read from its
+ * `/metrics` (prom-client's `nodejs_gc_duration_seconds`); undefined for the baselines.
+ */
+async function fullGcsOf(target: Target, running: RunningTarget): Promise<number | undefined> {
+  if (!target.key.startsWith('ours')) return undefined;
+  const response = await fetch(new URL('/metrics', running.url));
+  const line = (await response.text())
+    .split('\n')
+    .find((text) => text.startsWith('nodejs_gc_duration_seconds_count{kind="major"}'));
+  return line === undefined ? 0 : Number(line.split(' ').at(-1));
 }
 
 /** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */

@@ -20,6 +20,11 @@ export interface OpenLoopRow extends OpenLoopResult {
   key: string;
   target: string;
   round?: number;
+  /**
+   * The server's full garbage collections (V8 mark-compacts) during the run, from its
+   * `/metrics`; each pauses it for milliseconds, so a few of them show in the p99.
+   */
+  fullGcs?: number;
 }
 
 export interface Ratio {
@@ -87,7 +92,8 @@ export function openLoopLine(row: OpenLoopRow): string {
   const [p50, p99, max] = latencyCells(row.latency);
   return (
     `${row.target.padEnd(24)} ${row.rate}/s x ${row.seconds} s  p50 ${p50} ms  p99 ${p99} ms  max ${max} ms  ` +
-    `non-200: ${formatStatusCounts(row.non200)}`
+    `non-200: ${formatStatusCounts(row.non200)}` +
+    (row.fullGcs === undefined ? '' : `  full GCs of the server: ${row.fullGcs}`)
   );
 }
 
@@ -151,12 +157,13 @@ export function markdownReport(report: BenchReport): string {
     parts.push(
       '**Fixed rate** (evenly spaced; each request timed from when it was due):\n\n' +
         table(
-          ['server', 'rate', 'p50 ms', 'p99 ms', 'max ms', 'non-200'],
+          ['server', 'rate', 'p50 ms', 'p99 ms', 'max ms', 'non-200', 'full GCs'],
           report.openLoop.map((row) => [
             row.target,
             `${row.rate}/s for ${row.seconds} s`,
             ...latencyCells(row.latency),
             formatStatusCounts(row.non200),
+            row.fullGcs === undefined ? '–' : String(row.fullGcs),
           ]),
         ),
     );
