@@ -22,7 +22,8 @@
  *   2. --rounds (2) interleaved rounds of (a), ours, and ours on a channel with
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
- *      evenly paced --fixed-runs (3) times over the rounds; ours and ours-signed swap places
+ *      evenly paced --fixed-runs (3) times over the rounds (with the server's full garbage
+ *      collections during each run, from its /metrics); ours and ours-signed swap places
  *      every other round. The 500/s requests come from a process of their own
  *      (lib/open-loop-apart.ts);
  *   3. ours with LOG_LEVEL=info;
