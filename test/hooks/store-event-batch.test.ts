@@ -98,9 +98,7 @@ describe('storing one batch with duplicates and the quota', () => {
       '{"escapes":"\\u0000 \\" \\\\","n":1}',
       '{}',
     ];
-    const results = await store(
-      payloads.map((payload) => ({ ...event(), payload })),
-    );
+    const results = await store(payloads.map((payload) => ({ ...event(), payload })));
 
     const ids = results.map(accepted);
     // Compared as bytes: the embedded database's driver drops a leading byte-order mark from
