@@ -1,6 +1,5 @@
 import type { Config } from '../config.js';
 import type { Database } from './database.js';
-import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 
 export async function openDatabase(
@@ -8,7 +7,9 @@ export async function openDatabase(
   onError?: (error: Error) => void,
 ): Promise<Database> {
   const { databaseUrl } = config;
-  if (databaseUrl === 'memory://') return openPglite(undefined);
-  if (databaseUrl) return openPostgres({ url: databaseUrl, onError });
-  return openPglite(config.dataDir);
+  if (databaseUrl && databaseUrl !== 'memory://')
+    return openPostgres({ url: databaseUrl, onError });
+  // Loaded only when used: a process on PostgreSQL keeps the embedded database's code off its heap.
+  const { openPglite } = await import('./pglite.js');
+  return openPglite(databaseUrl === 'memory://' ? undefined : config.dataDir);
 }
