@@ -38,6 +38,147 @@ export type StoredEvent =
   | { outcome: 'key_taken' };
 
 /**
+ * The statement of storeEventBatch, built once: a template literal with substitutions is a
+ * new string on every call, which the driver then flattens and compares with the prepared one.
+ */
+const STORE_EVENT_BATCH = `with payloads as materialized (select convert_to($4::text, 'UTF8') as bytes),
+  limits as materialized (
+    select set_config('hookprompt.commit_deadline', $11, true),
+           set_config('lock_timeout', $12, true)
+  ),
+  batch as (
+    select batch.*,
+           convert_from(substring((select bytes from payloads) from payload_start for payload_bytes),
+                        'UTF8')
+             as payload,
+           headers.headers,
+           case when channels.id is null then 'channel_not_found'
+                when not channels.enabled then 'channel_disabled'
+           end as refusal
+    from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
+                $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[])
+           with ordinality
+           as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
+                    thread_key, repeat, payload_start, payload_bytes, position)
+    join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
+      on headers.position = batch.position
+    left join channels on channels.id = batch.channel_id
+                      and channels.webhook_token_hash = batch.token_hash
+                      and channels.deleted_at is null
+    -- Evaluated once, before the first row: the limits hold for every row after.
+    where exists (select from limits)
+  ),
+  room as (
+    select id,
+           chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
+    from workspaces where id in (select workspace_id from batch where refusal is null)
+    order by id
+    for update
+  ),
+  -- Keys held by events stored before, looked up only when some workspace has less room than
+  -- the batch has events: then a duplicate must not take the place of an event that fits.
+  -- With room for every event, the insert below finds the duplicates among them anyway (they
+  -- conflict with the stored key), and they use no quota either way.
+  seen as (
+    select events.channel_id, events.dedup_key from events
+    where (events.channel_id, events.dedup_key) in (
+            select channel_id, dedup_key from batch
+            where dedup_key is not null and refusal is null)
+      and events.dedup_key is not null
+      and events.dedup_expires_at > now()
+      and (select min(room) from room) < (select count(*) from batch)
+  ),
+  decided as (
+    select batch.*,
+           case when refusal is not null then refusal
+                when seen.dedup_key is not null then 'key_taken'
+                when repeat then 'repeat'
+                when row_number() over (partition by batch.workspace_id,
+                                          refusal is null and seen.dedup_key is null and not repeat
+                                        order by batch.position) <= coalesce(room.room, 0)
+                  then 'accepted'
+                else 'quota_exceeded'
+           end as outcome
+    from batch
+    left join seen on seen.channel_id = batch.channel_id and seen.dedup_key = batch.dedup_key
+    left join room on room.id = batch.workspace_id
+  ),
+  numbered as (
+    select decided.*,
+           case when outcome not in ('channel_not_found', 'key_taken')
+             then nextval('events_id_seq'::regclass) end as id
+    from decided
+  ),
+  -- The batch's later requests with the key of an accepted one, counted as its duplicates
+  -- when it is stored (repeatsInBatch marks them).
+  repeats as (
+    select channel_id, dedup_key, count(*)::integer as n
+    from numbered where outcome = 'repeat' group by channel_id, dedup_key
+  ),
+  -- Each accepted request with a key claims it by storing its event. The unique index on the
+  -- key serialises every transaction storing one key: one that lost the race to another
+  -- instance's transaction waits for it to commit, then stores nothing and learns so here.
+  -- An insert of its own: 'on conflict' makes every row it inserts a speculative insertion
+  -- (a lock and one more WAL record), which events without a key need not pay.
+  claimed as (
+    insert into events (id, workspace_id, channel_id, status, payload, headers, sender_ip,
+                        duplicates, thread_key, dedup_key, dedup_expires_at)
+    overriding system value
+    select numbered.id, workspace_id, numbered.channel_id, 'pending', payload, headers,
+           sender_ip, coalesce(repeats.n, 0), thread_key, numbered.dedup_key,
+           now() + make_interval(secs => window_s)
+    from numbered
+    left join repeats on repeats.channel_id = numbered.channel_id
+                     and repeats.dedup_key = numbered.dedup_key
+    where outcome = 'accepted' and numbered.dedup_key is not null
+    on conflict (channel_id, dedup_key) where dedup_key is not null do nothing
+    returning id, channel_id, dedup_key
+  ),
+  final as (
+    select numbered.*,
+           case when numbered.dedup_key is null or numbered.outcome not in ('accepted', 'repeat')
+                  then numbered.outcome
+                when claimed.id = numbered.id then 'accepted'
+                when claimed.id is not null then 'duplicate'
+                when claim.id is not null then 'key_taken'
+                else 'quota_exceeded'
+           end as final_outcome,
+           claimed.id as claimed_id
+    from numbered
+    left join numbered claim on claim.outcome = 'accepted'
+                            and claim.channel_id = numbered.channel_id
+                            and claim.dedup_key = numbered.dedup_key
+    left join claimed on claimed.channel_id = numbered.channel_id
+                     and claimed.dedup_key = numbered.dedup_key
+  ),
+  spent as (
+    update workspaces w set
+      chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end)
+                   + per_workspace.chats,
+      quota_period_start = ${CURRENT_MONTH_START}
+    from (select workspace_id, count(*)::integer as chats
+          from final where final_outcome = 'accepted' group by workspace_id) as per_workspace
+    where w.id = per_workspace.workspace_id
+  ),
+  -- Every other event: accepted without a key, or refused (a refused event claims no key).
+  stored as (
+    insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
+                        headers, sender_ip, thread_key)
+    overriding system value
+    select id, workspace_id, channel_id,
+           case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
+           payload,
+           case when final_outcome = 'accepted' then null else final_outcome end,
+           case when final_outcome = 'accepted' then null else now() end,
+           headers, sender_ip,
+           case when final_outcome = 'accepted' then thread_key end
+    from final
+    where final_outcome in ('quota_exceeded', 'channel_disabled')
+       or (final_outcome = 'accepted' and dedup_key is null)
+  )
+  select id, final_outcome as outcome, claimed_id from final order by position`;
+
+/**
  * Stores a batch of valid events in one statement that commits on its own by `deadline` or not
  * at all: one round trip, with no BEGIN and COMMIT of its own to wait for.
  *
@@ -76,142 +217,7 @@ export async function storeEventBatch(
     outcome: StoredEvent['outcome'];
     claimed_id: string | null;
   }>(
-    `with payloads as materialized (select convert_to($4::text, 'UTF8') as bytes),
-     limits as materialized (
-       select set_config('hookprompt.commit_deadline', $11, true),
-              set_config('lock_timeout', $12, true)
-     ),
-     batch as (
-       select batch.*,
-              convert_from(substring((select bytes from payloads) from payload_start for payload_bytes),
-                           'UTF8')
-                as payload,
-              headers.headers,
-              case when channels.id is null then 'channel_not_found'
-                   when not channels.enabled then 'channel_disabled'
-              end as refusal
-       from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
-                   $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[])
-              with ordinality
-              as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
-                       thread_key, repeat, payload_start, payload_bytes, position)
-       join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
-         on headers.position = batch.position
-       left join channels on channels.id = batch.channel_id
-                         and channels.webhook_token_hash = batch.token_hash
-                         and channels.deleted_at is null
-       -- Evaluated once, before the first row: the limits hold for every row after.
-       where exists (select from limits)
-     ),
-     room as (
-       select id,
-              chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
-       from workspaces where id in (select workspace_id from batch where refusal is null)
-       order by id
-       for update
-     ),
-     -- Keys held by events stored before, looked up only when some workspace has less room than
-     -- the batch has events: then a duplicate must not take the place of an event that fits.
-     -- With room for every event, the insert below finds the duplicates among them anyway (they
-     -- conflict with the stored key), and they use no quota either way.
-     seen as (
-       select events.channel_id, events.dedup_key from events
-       where (events.channel_id, events.dedup_key) in (
-               select channel_id, dedup_key from batch
-               where dedup_key is not null and refusal is null)
-         and events.dedup_key is not null
-         and events.dedup_expires_at > now()
-         and (select min(room) from room) < (select count(*) from batch)
-     ),
-     decided as (
-       select batch.*,
-              case when refusal is not null then refusal
-                   when seen.dedup_key is not null then 'key_taken'
-                   when repeat then 'repeat'
-                   when row_number() over (partition by batch.workspace_id,
-                                             refusal is null and seen.dedup_key is null and not repeat
-                                           order by batch.position) <= coalesce(room.room, 0)
-                     then 'accepted'
-                   else 'quota_exceeded'
-              end as outcome
-       from batch
-       left join seen on seen.channel_id = batch.channel_id and seen.dedup_key = batch.dedup_key
-       left join room on room.id = batch.workspace_id
-     ),
-     numbered as (
-       select decided.*,
-              case when outcome not in ('channel_not_found', 'key_taken')
-                then nextval('events_id_seq'::regclass) end as id
-       from decided
-     ),
-     -- The batch's later requests with the key of an accepted one, counted as its duplicates
-     -- when it is stored (repeatsInBatch marks them).
-     repeats as (
-       select channel_id, dedup_key, count(*)::integer as n
-       from numbered where outcome = 'repeat' group by channel_id, dedup_key
-     ),
-     -- Each accepted request with a key claims it by storing its event. The unique index on the
-     -- key serialises every transaction storing one key: one that lost the race to another
-     -- instance's transaction waits for it to commit, then stores nothing and learns so here.
-     -- An insert of its own: 'on conflict' makes every row it inserts a speculative insertion
-     -- (a lock and one more WAL record), which events without a key need not pay.
-     claimed as (
-       insert into events (id, workspace_id, channel_id, status, payload, headers, sender_ip,
-                           duplicates, thread_key, dedup_key, dedup_expires_at)
-       overriding system value
-       select numbered.id, workspace_id, numbered.channel_id, 'pending', payload, headers,
-              sender_ip, coalesce(repeats.n, 0), thread_key, numbered.dedup_key,
-              now() + make_interval(secs => window_s)
-       from numbered
-       left join repeats on repeats.channel_id = numbered.channel_id
-                        and repeats.dedup_key = numbered.dedup_key
-       where outcome = 'accepted' and numbered.dedup_key is not null
-       on conflict (channel_id, dedup_key) where dedup_key is not null do nothing
-       returning id, channel_id, dedup_key
-     ),
-     final as (
-       select numbered.*,
-              case when numbered.dedup_key is null or numbered.outcome not in ('accepted', 'repeat')
-                     then numbered.outcome
-                   when claimed.id = numbered.id then 'accepted'
-                   when claimed.id is not null then 'duplicate'
-                   when claim.id is not null then 'key_taken'
-                   else 'quota_exceeded'
-              end as final_outcome,
-              claimed.id as claimed_id
-       from numbered
-       left join numbered claim on claim.outcome = 'accepted'
-                               and claim.channel_id = numbered.channel_id
-                               and claim.dedup_key = numbered.dedup_key
-       left join claimed on claimed.channel_id = numbered.channel_id
-                        and claimed.dedup_key = numbered.dedup_key
-     ),
-     spent as (
-       update workspaces w set
-         chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end)
-                      + per_workspace.chats,
-         quota_period_start = ${CURRENT_MONTH_START}
-       from (select workspace_id, count(*)::integer as chats
-             from final where final_outcome = 'accepted' group by workspace_id) as per_workspace
-       where w.id = per_workspace.workspace_id
-     ),
-     -- Every other event: accepted without a key, or refused (a refused event claims no key).
-     stored as (
-       insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
-                           headers, sender_ip, thread_key)
-       overriding system value
-       select id, workspace_id, channel_id,
-              case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
-              payload,
-              case when final_outcome = 'accepted' then null else final_outcome end,
-              case when final_outcome = 'accepted' then null else now() end,
-              headers, sender_ip,
-              case when final_outcome = 'accepted' then thread_key end
-       from final
-       where final_outcome in ('quota_exceeded', 'channel_disabled')
-          or (final_outcome = 'accepted' and dedup_key is null)
-     )
-     select id, final_outcome as outcome, claimed_id from final order by position`,
+    STORE_EVENT_BATCH,
     [
       events.map((e) => e.channel.workspace_id),
       events.map((e) => e.channel.id),
