@@ -82,11 +82,13 @@ const STORE_EVENT_BATCH = `with payloads as materialized (select convert_to($4::
   seen as (
     select events.channel_id, events.dedup_key from events
     where (events.channel_id, events.dedup_key) in (
+            -- The room test here, on the batch's keys: placed on the events it would let
+            -- PostgreSQL gather and hash every key of the batch before finding it false.
             select channel_id, dedup_key from batch
-            where dedup_key is not null and refusal is null)
+            where dedup_key is not null and refusal is null
+              and (select min(room) from room) < (select count(*) from batch))
       and events.dedup_key is not null
       and events.dedup_expires_at > now()
-      and (select min(room) from room) < (select count(*) from batch)
   ),
   decided as (
     select batch.*,

@@ -49,7 +49,13 @@ describe('storing one batch with duplicates and the quota', () => {
     const firstId = accepted(stored);
     const before = await chatsUsed();
 
-    const results = await store([event('stored-key'), event('new-key'), event('new-key'), event()]);
+    const results = await store([
+      event('stored-key'),
+      event('new-key'),
+      event('new-key'),
+      event(),
+      event('new-key'),
+    ]);
 
     // The stored event's duplicate is counted by the caller, which also reads that event.
     expect(results[0]).toEqual({ outcome: 'key_taken' });
@@ -63,9 +69,10 @@ describe('storing one batch with duplicates and the quota', () => {
       first: { id: newId, status: 'pending', reply: null, error: null },
     });
     accepted(results[3]);
+    expect(results[4]).toEqual(results[2]);
     expect(await chatsUsed()).toBe(before + 2);
     expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(1);
-    expect((await driver.api('get', `/events/${newId}`)).body.duplicates).toBe(1);
+    expect((await driver.api('get', `/events/${newId}`)).body.duplicates).toBe(2);
   });
 
   it('does not let a duplicate take the room of a new event when the quota is nearly used', async () => {
@@ -74,7 +81,12 @@ describe('storing one batch with duplicates and the quota', () => {
     const used = await chatsUsed();
     await driver.setWorkspace({ chat_quota: used + 1 }).expect(200);
     try {
-      const results = await store([event('known-key'), event('fresh-key'), event('late-key')]);
+      const results = await store([
+        event('known-key'),
+        event('fresh-key'),
+        event('late-key'),
+        event('late-key'),
+      ]);
 
       expect(results[0]).toEqual({ outcome: 'key_taken' });
       expect(await countDuplicateOfKey(app.ctx.db, event('known-key'))).toMatchObject({
@@ -82,6 +94,8 @@ describe('storing one batch with duplicates and the quota', () => {
       });
       accepted(results[1]);
       expect(results[2]).toMatchObject({ outcome: 'quota_exceeded' });
+      // a repeat shares the fate of the first request with its key
+      expect(results[3]).toMatchObject({ outcome: 'quota_exceeded' });
       expect(await chatsUsed()).toBe(used + 1);
       // the refused event did not take its key: it is accepted once there is room again
       await driver.setWorkspace({ chat_quota: used + 2 }).expect(200);
