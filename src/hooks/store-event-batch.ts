@@ -40,6 +40,8 @@ export type StoredEvent =
 /**
  * The statement of storeEventBatch, built once: a template literal with substitutions is a
  * new string on every call, which the driver then flattens and compares with the prepared one.
+ * At 500 webhooks/s that string was most of what reached V8's old generation, and so brought
+ * its full collections into the latency tail (docs/scaling.md).
  */
 const STORE_EVENT_BATCH = `with payloads as materialized (select convert_to($4::text, 'UTF8') as bytes),
   limits as materialized (
@@ -82,8 +84,8 @@ const STORE_EVENT_BATCH = `with payloads as materialized (select convert_to($4::
   seen as (
     select events.channel_id, events.dedup_key from events
     where (events.channel_id, events.dedup_key) in (
-            -- The room test here, on the batch's keys: placed on the events it would let
-            -- PostgreSQL gather and hash every key of the batch before finding it false.
+            -- The room test filters the batch's keys: on the scan of events, where PostgreSQL
+            -- placed it before, every key of the batch was gathered and hashed first.
             select channel_id, dedup_key from batch
             where dedup_key is not null and refusal is null
               and (select min(room) from room) < (select count(*) from batch))
