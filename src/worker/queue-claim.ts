@@ -21,6 +21,62 @@ export interface ClaimedEvent {
 
 const UNFINISHED = sqlStatusList(UNFINISHED_STATUSES);
 
+/** The statement of claimEvents, built once (see STORE_EVENT_BATCH in store-event-batch.ts). */
+const CLAIM_EVENTS = `with recursive active(channel_id) as (
+    (select channel_id from events where status in ${UNFINISHED} order by channel_id limit 1)
+    union all
+    select (select e.channel_id from events e
+            where e.status in ${UNFINISHED} and e.channel_id > active.channel_id
+            order by e.channel_id limit 1)
+    from active where active.channel_id is not null
+  ),
+  offered as (
+    select c.id, c.workspace_id, c.channel_id, c.due_at,
+           row_number() over (partition by c.channel_id order by c.due_at, c.id) as channel_turn
+    from active
+    cross join lateral (
+      select e.id, e.workspace_id, e.channel_id, e.due_at from events e
+      where e.channel_id = active.channel_id
+        and e.status in ${UNFINISHED} and e.due_at <= now()
+        and (e.thread_key is null or not exists (
+          select 1 from events t
+          where t.channel_id = e.channel_id and t.thread_key = e.thread_key
+            and t.status in ${UNFINISHED} and t.id <> e.id
+            and (t.id < e.id or (t.status = 'processing' and t.due_at > now()))
+        ))
+      order by e.due_at, e.id
+      limit $2
+    ) as c
+  ),
+  turns as (
+    select offered.id, offered.workspace_id, offered.due_at,
+           row_number() over (
+             partition by offered.workspace_id
+             order by channel_turn, offered.channel_id <= coalesce(served.channel_id, 0),
+                      offered.channel_id, offered.due_at, offered.id
+           ) as workspace_turn
+    from offered
+    left join unnest($5::bigint[], $6::bigint[]) as served(workspace_id, channel_id)
+      on served.workspace_id = offered.workspace_id
+  ),
+  next as (
+    select events.id from turns join events on events.id = turns.id
+    where events.id = any (array(select id from turns))
+      and events.status in ${UNFINISHED} and events.due_at <= now()
+    order by turns.workspace_turn, turns.workspace_id <= $4::bigint, turns.workspace_id,
+             turns.due_at, turns.id
+    limit $2
+    for update of events skip locked
+  )
+  update events set
+    status = 'processing',
+    locked_by = $1,
+    locked_until = now() + $3::integer * interval '1 millisecond'
+  from next, channels
+  where events.id = next.id and channels.id = events.channel_id
+  returning events.id, events.workspace_id, events.payload, events.attempts, events.error, events.channel_id,
+    events.thread_key, channels.template, channels.ai`;
+
 /**
  * Reserves up to `limit` due events for `workerId` until `leaseMs` from now, in one statement
  * that commits before any AI call is made: no transaction and no row lock outlives it.
@@ -70,60 +126,7 @@ export async function claimEvents(
   after: ClaimRotation = NO_ROTATION,
 ): Promise<ClaimedEvent[]> {
   const { rows } = await db.query<ClaimedEvent>(
-    `with recursive active(channel_id) as (
-       (select channel_id from events where status in ${UNFINISHED} order by channel_id limit 1)
-       union all
-       select (select e.channel_id from events e
-               where e.status in ${UNFINISHED} and e.channel_id > active.channel_id
-               order by e.channel_id limit 1)
-       from active where active.channel_id is not null
-     ),
-     offered as (
-       select c.id, c.workspace_id, c.channel_id, c.due_at,
-              row_number() over (partition by c.channel_id order by c.due_at, c.id) as channel_turn
-       from active
-       cross join lateral (
-         select e.id, e.workspace_id, e.channel_id, e.due_at from events e
-         where e.channel_id = active.channel_id
-           and e.status in ${UNFINISHED} and e.due_at <= now()
-           and (e.thread_key is null or not exists (
-             select 1 from events t
-             where t.channel_id = e.channel_id and t.thread_key = e.thread_key
-               and t.status in ${UNFINISHED} and t.id <> e.id
-               and (t.id < e.id or (t.status = 'processing' and t.due_at > now()))
-           ))
-         order by e.due_at, e.id
-         limit $2
-       ) as c
-     ),
-     turns as (
-       select offered.id, offered.workspace_id, offered.due_at,
-              row_number() over (
-                partition by offered.workspace_id
-                order by channel_turn, offered.channel_id <= coalesce(served.channel_id, 0),
-                         offered.channel_id, offered.due_at, offered.id
-              ) as workspace_turn
-       from offered
-       left join unnest($5::bigint[], $6::bigint[]) as served(workspace_id, channel_id)
-         on served.workspace_id = offered.workspace_id
-     ),
-     next as (
-       select events.id from turns join events on events.id = turns.id
-       where events.id = any (array(select id from turns))
-         and events.status in ${UNFINISHED} and events.due_at <= now()
-       order by turns.workspace_turn, turns.workspace_id <= $4::bigint, turns.workspace_id,
-                turns.due_at, turns.id
-       limit $2
-       for update of events skip locked
-     )
-     update events set
-       status = 'processing',
-       locked_by = $1,
-       locked_until = now() + $3::integer * interval '1 millisecond'
-     from next, channels
-     where events.id = next.id and channels.id = events.channel_id
-     returning events.id, events.workspace_id, events.payload, events.attempts, events.error, events.channel_id,
-       events.thread_key, channels.template, channels.ai`,
+    CLAIM_EVENTS,
     [
       workerId,
       limit,
