@@ -58,6 +58,7 @@ import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
 import { runOpenLoopApart } from './lib/open-loop-apart.js';
+import { metricValue } from './lib/server-metrics.js';
 import { orderPayload } from './lib/payload.js';
 import {
   closedLoopLine,
@@ -417,11 +418,8 @@ async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
  */
 async function fullGcsOf(target: Target, running: RunningTarget): Promise<number | undefined> {
   if (!target.key.startsWith('ours')) return undefined;
-  const response = await fetch(new URL('/metrics', running.url));
-  const line = (await response.text())
-    .split('\n')
-    .find((text) => text.startsWith('nodejs_gc_duration_seconds_count{kind="major"}'));
-  return line === undefined ? 0 : Number(line.split(' ').at(-1));
+  // No series until the server's first full collection.
+  return (await metricValue(running.url, 'nodejs_gc_duration_seconds_count{kind="major"}')) ?? 0;
 }
 
 /** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */

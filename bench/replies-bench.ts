@@ -29,6 +29,7 @@ import { runOpenLoop } from './lib/open-loop.js';
 import { orderPayload } from './lib/payload.js';
 import { createScratchDatabase } from './lib/scratch-database.js';
 import { startServer } from './lib/server-process.js';
+import { metricValue } from './lib/server-metrics.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -282,9 +283,7 @@ async function countStatuses(url: string): Promise<Record<string, number>> {
 
 /** The server's event-loop delay p99 since the previous call (prom-client resets it per scrape). */
 async function lagP99(origin: string): Promise<number> {
-  const text = await (await fetch(`${origin}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_p99_seconds'));
-  return Number(line?.split(' ')[1] ?? NaN);
+  return (await metricValue(origin, 'nodejs_eventloop_lag_p99_seconds')) ?? NaN;
 }
 
 function rssOf(pid: number): number {
