@@ -1,3 +1,5 @@
+// First: V8's flags apply to what is allocated after them.
+import './v8-flags.js';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpsApp, createRequestListener } from './app.js';
