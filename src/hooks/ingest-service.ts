@@ -72,17 +72,15 @@ export class IngestService {
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
   ) {
-    this.batches = new GroupCommit(
-      (events, deadline) => batch.storeEventBatch(db, events, deadline),
-      {
-        maxBatchSize: 200,
-        // One batch at a time: batches of one workspace queue on its quota row anyway, and
-        // each statement has a fixed cost in the database (about 0.4 ms of its CPU), so what
-        // arrives meanwhile is better sent as one larger batch. A second write in flight
-        // halved the batches and cost PostgreSQL a quarter more CPU per webhook (docs/scaling.md).
-        maxConcurrentWrites: 1,
-      },
-    );
+    const store = new batch.EventBatchStore(db);
+    this.batches = new GroupCommit((events, deadline) => store.store(events, deadline), {
+      maxBatchSize: 200,
+      // One batch at a time: batches of one workspace queue on its quota row anyway, and
+      // each statement has a fixed cost in the database (about 0.4 ms of its CPU), so what
+      // arrives meanwhile is better sent as one larger batch. A second write in flight
+      // halved the batches and cost PostgreSQL a quarter more CPU per webhook (docs/scaling.md).
+      maxConcurrentWrites: 1,
+    });
   }
 
   /** Keeps the channel cache in step with changes made by any process. */

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
   countDuplicateOfKey,
+  isKeyTaken,
   storeEventBatch,
   type IncomingEvent,
 } from '../../src/hooks/store-event-batch.js';
@@ -53,17 +54,20 @@ describe.skipIf(!testDatabaseUrl)(
       },
     });
 
+    const racedEvent =
+      (channel: IncomingEvent['channel'], key: string) =>
+      (n: number): IncomingEvent => ({
+        channel,
+        payload: `{"n":${n}}`,
+        headers: { 'webhook-id': key },
+        senderIp: '127.0.0.1',
+        dedupKey: key,
+      });
+
     it('makes the later one a duplicate of the earlier, counted once it commits', async () => {
       const driver = new Driver(app);
       const channel = await driver.createChannel();
-      const receiving = await driver.receivingChannel(channel);
-      const event = (n: number): IncomingEvent => ({
-        channel: receiving,
-        payload: `{"n":${n}}`,
-        headers: { 'webhook-id': 'raced' },
-        senderIp: '127.0.0.1',
-        dedupKey: 'raced',
-      });
+      const event = racedEvent(await driver.receivingChannel(channel), 'raced');
       const chatsBefore = (await driver.api('get', '/workspace')).body.chats_used as number;
 
       const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
@@ -90,6 +94,31 @@ describe.skipIf(!testDatabaseUrl)(
       expect(events.body.duplicates).toBe(2);
       expect((await driver.eventsOf(channel.id)).map((e) => e.id)).toEqual([firstId]);
       expect((await driver.api('get', '/workspace')).body.chats_used).toBe(chatsBefore + 1);
+    });
+
+    it('fails the later one whole when it claims its keys unchecked, once the earlier commits', async () => {
+      const driver = new Driver(app);
+      const channel = await driver.createChannel();
+      const event = racedEvent(await driver.receivingChannel(channel), 'raced-unchecked');
+
+      const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
+      await first.query('begin');
+      const [won] = await storeEventBatch(on(first), [event(1)], Date.now() + 60_000);
+      const racing = storeEventBatch(
+        on(second),
+        [event(2), { ...event(3), dedupKey: undefined }],
+        Date.now() + 60_000,
+        'unchecked',
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await waitUntilBlocked(secondPid);
+      await first.query('commit');
+
+      expect(isKeyTaken(await racing)).toBe(true);
+      const firstId = (won as { eventId: string }).eventId;
+      expect((await driver.eventsOf(channel.id)).map((e) => e.id)).toEqual([firstId]);
     });
   },
 );

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
   countDuplicateOfKey,
+  EventBatchStore,
+  isKeyTaken,
   storeEventBatch,
   type IncomingEvent,
   type StoredEvent,
@@ -39,6 +41,18 @@ describe('storing one batch with duplicates and the quota', () => {
   const store = (events: IncomingEvent[]) =>
     storeEventBatch(app.ctx.db, events, Date.now() + 60_000);
   const chatsUsed = async () => (await driver.api('get', '/workspace')).body.chats_used as number;
+  /** Sends the statement whatever its deadline: only the statement's own limits apply. */
+  const unbounded = (): Queryable => ({ query: (text, params) => app.ctx.db.query(text, params) });
+  const eventCount = async () =>
+    Number(
+      (
+        await app.ctx.db.query<{ n: string }>(
+          'select count(*) as n from events where channel_id = $1',
+          [channel.id],
+        )
+      ).rows[0]?.n,
+    );
+
   const accepted = (stored: StoredEvent | undefined) => {
     expect(stored).toMatchObject({ outcome: 'accepted' });
     return (stored as { eventId: string }).eventId;
@@ -105,6 +119,82 @@ describe('storing one batch with duplicates and the quota', () => {
     }
   });
 
+  it('claiming keys unchecked, stores new keys and their repeats as the checked claim does', async () => {
+    const before = await chatsUsed();
+
+    const results = await storeEventBatch(
+      app.ctx.db,
+      [event('unchecked-key'), event(), event('unchecked-key')],
+      Date.now() + 60_000,
+      'unchecked',
+    );
+
+    const firstId = accepted(results[0]);
+    accepted(results[1]);
+    expect(results[2]).toEqual({
+      outcome: 'duplicate',
+      first: { id: firstId, status: 'pending', reply: null, error: null },
+    });
+    expect(await chatsUsed()).toBe(before + 2);
+    expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(1);
+  });
+
+  it('claiming keys unchecked, fails a batch with a taken key whole, storing nothing of it', async () => {
+    accepted((await store([event('taken-key')]))[0]);
+    const [events, chats] = [await eventCount(), await chatsUsed()];
+
+    const failed = storeEventBatch(
+      app.ctx.db,
+      [event(), event('taken-key'), event('untaken-key')],
+      Date.now() + 60_000,
+      'unchecked',
+    );
+
+    const error = await failed.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isKeyTaken(error)).toBe(true);
+    expect(await eventCount()).toBe(events);
+    expect(await chatsUsed()).toBe(chats);
+    accepted((await store([event('untaken-key')]))[0]);
+  });
+
+  it("stores the receiver's batches unchecked until a key is found taken, then checked for a while", async () => {
+    const statements: string[] = [];
+    const recording: Queryable = {
+      query: (text, params, options) => {
+        statements.push(options?.name ?? 'unnamed');
+        return app.ctx.db.query(text, params, options);
+      },
+    };
+    const receiver = new EventBatchStore(recording);
+    const storeAsReceiver = (events: IncomingEvent[]) =>
+      receiver.store(events, Date.now() + 60_000);
+
+    const [first] = await storeAsReceiver([event('store-key-1')]);
+    const firstId = accepted(first);
+    expect(statements.splice(0)).toEqual(['store-event-batch-unchecked']);
+
+    const [events, chats] = [await eventCount(), await chatsUsed()];
+    const results = await storeAsReceiver([event('store-key-1'), event('store-key-2')]);
+    // The unchecked statement failed on the taken key; the batch was stored again, checked.
+    expect(statements.splice(0)).toEqual([
+      'store-event-batch-unchecked',
+      'store-event-batch-checked',
+    ]);
+    expect(results[0]).toEqual({ outcome: 'key_taken' });
+    expect(await countDuplicateOfKey(app.ctx.db, event('store-key-1'))).toMatchObject({
+      id: firstId,
+    });
+    accepted(results[1]);
+    expect(await eventCount()).toBe(events + 1);
+    expect(await chatsUsed()).toBe(chats + 1);
+
+    accepted((await storeAsReceiver([event('store-key-3')]))[0]);
+    expect(statements.splice(0)).toEqual(['store-event-batch-checked']);
+  });
+
   it('stores each payload of a batch byte for byte, whatever its characters', async () => {
     const payloads = [
       '{"dessert":"crème brûlée 🍮"}',
@@ -127,18 +217,6 @@ describe('storing one batch with duplicates and the quota', () => {
       payloads.map((payload) => Buffer.from(payload).toString('hex')),
     );
   });
-
-  /** Sends the statement whatever its deadline: only the statement's own limits apply. */
-  const unbounded = (): Queryable => ({ query: (text, params) => app.ctx.db.query(text, params) });
-  const eventCount = async () =>
-    Number(
-      (
-        await app.ctx.db.query<{ n: string }>(
-          'select count(*) as n from events where channel_id = $1',
-          [channel.id],
-        )
-      ).rows[0]?.n,
-    );
 
   it('commits nothing once its deadline has passed, though nothing else stops it', async () => {
     const [events, chats] = [await eventCount(), await chatsUsed()];
