@@ -45,7 +45,8 @@ export type StoredEvent =
  * - `unchecked`: a plain insert, which fails the whole statement on such a key (a unique
  *   violation of events_dedup_key_idx, see isKeyTaken). `on conflict` makes every row it inserts
  *   a speculative insertion (a check of the index before the insert, a lock, one more WAL
- *   record): 6.4 against 3.9 µs of PostgreSQL's CPU per keyed event, in batches of 32.
+ *   record): a keyed event cost PostgreSQL 6.4 µs of CPU more than one without a key that way,
+ *   3.9 µs more with a plain insert (batches of 32).
  */
 export type KeyClaim = 'checked' | 'unchecked';
 

@@ -41,18 +41,6 @@ describe('storing one batch with duplicates and the quota', () => {
   const store = (events: IncomingEvent[]) =>
     storeEventBatch(app.ctx.db, events, Date.now() + 60_000);
   const chatsUsed = async () => (await driver.api('get', '/workspace')).body.chats_used as number;
-  /** Sends the statement whatever its deadline: only the statement's own limits apply. */
-  const unbounded = (): Queryable => ({ query: (text, params) => app.ctx.db.query(text, params) });
-  const eventCount = async () =>
-    Number(
-      (
-        await app.ctx.db.query<{ n: string }>(
-          'select count(*) as n from events where channel_id = $1',
-          [channel.id],
-        )
-      ).rows[0]?.n,
-    );
-
   const accepted = (stored: StoredEvent | undefined) => {
     expect(stored).toMatchObject({ outcome: 'accepted' });
     return (stored as { eventId: string }).eventId;
@@ -217,6 +205,18 @@ describe('storing one batch with duplicates and the quota', () => {
       payloads.map((payload) => Buffer.from(payload).toString('hex')),
     );
   });
+
+  /** Sends the statement whatever its deadline: only the statement's own limits apply. */
+  const unbounded = (): Queryable => ({ query: (text, params) => app.ctx.db.query(text, params) });
+  const eventCount = async () =>
+    Number(
+      (
+        await app.ctx.db.query<{ n: string }>(
+          'select count(*) as n from events where channel_id = $1',
+          [channel.id],
+        )
+      ).rows[0]?.n,
+    );
 
   it('commits nothing once its deadline has passed, though nothing else stops it', async () => {
     const [events, chats] = [await eventCount(), await chatsUsed()];
