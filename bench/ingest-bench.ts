@@ -23,7 +23,7 @@
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
  *      evenly paced --fixed-runs (3) times over the rounds (with the server's full garbage
- *      collections during each run, from its /metrics); ours and ours-signed swap places
+ *      collections and its batch writes over 50 ms during each run, from its /metrics); ours and ours-signed swap places
  *      every other round. The 500/s requests come from a process of their own
  *      (lib/open-loop-apart.ts);
  *   3. ours with LOG_LEVEL=info;
@@ -58,7 +58,7 @@ import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
 import { runOpenLoopApart } from './lib/open-loop-apart.js';
-import { metricValue } from './lib/server-metrics.js';
+import { histogramBetween, metricSamples } from './lib/server-metrics.js';
 import { orderPayload } from './lib/payload.js';
 import {
   closedLoopLine,
@@ -201,19 +201,18 @@ async function main(): Promise<void> {
       for (const { target, fixed, running } of started) {
         for (let i = 0; i < fixed; i++) {
           await run.checkpoint();
-          const gcsBefore = await fullGcsOf(target, running);
+          const before = await serverMetrics(target, running);
           const result = await runOpenLoopApart(running.url, orderPayload, {
             rate: fixedRate,
             seconds,
           });
-          const gcsAfter = await fullGcsOf(target, running);
+          const after = await serverMetrics(target, running);
           const row = {
             key: target.key,
             target: target.label,
             round,
             ...result,
-            fullGcs:
-              gcsBefore === undefined || gcsAfter === undefined ? undefined : gcsAfter - gcsBefore,
+            ...(before && after ? serverSideOf(before, after) : {}),
           };
           console.log(openLoopLine(row));
           openLoop.push(row);
@@ -412,14 +411,29 @@ async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
   return result;
 }
 
+/** hookprompt's server's metrics (its `/metrics`); undefined for the baselines. */
+async function serverMetrics(
+  target: Target,
+  running: RunningTarget,
+): Promise<Map<string, number> | undefined> {
+  return target.key.startsWith('ours') ? metricSamples(running.url) : undefined;
+}
+
 /**
- * How many full garbage collections (mark-compacts) hookprompt's server has run, read from its
- * `/metrics` (prom-client's `nodejs_gc_duration_seconds`); undefined for the baselines.
+ * What the server saw during a run, from its metrics before and after: its full garbage
+ * collections (V8 mark-compacts, prom-client's `nodejs_gc_duration_seconds`), and its batch
+ * writes slower than 50 ms (`hookprompt_event_batch_write_seconds`), the database's share of a
+ * latency tail.
  */
-async function fullGcsOf(target: Target, running: RunningTarget): Promise<number | undefined> {
-  if (!target.key.startsWith('ours')) return undefined;
+function serverSideOf(
+  before: Map<string, number>,
+  after: Map<string, number>,
+): Pick<OpenLoopRow, 'fullGcs' | 'slowWrites'> {
+  const major = 'nodejs_gc_duration_seconds_count{kind="major"}';
   // No series until the server's first full collection.
-  return (await metricValue(running.url, 'nodejs_gc_duration_seconds_count{kind="major"}')) ?? 0;
+  const fullGcs = (after.get(major) ?? 0) - (before.get(major) ?? 0);
+  const writes = histogramBetween(before, after, 'hookprompt_event_batch_write_seconds', 0.05);
+  return { fullGcs, slowWrites: { over50ms: writes.slower, slowestWithinS: writes.slowestWithin } };
 }
 
 /** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */

@@ -98,7 +98,7 @@ export class AppContext {
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
       onChanged: (tokenHash) => this.ingest.forgetChannel(tokenHash),
     });
-    this.ingest = new IngestService(db, config.bodyLimitBytes);
+    this.ingest = new IngestService(db, config.bodyLimitBytes, this.metrics.eventBatchWrites);
     this.deliveries = new DeliveriesService(db);
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);

@@ -25,6 +25,12 @@ export interface OpenLoopRow extends OpenLoopResult {
    * `/metrics`; each pauses it for milliseconds, so a few of them show in the p99.
    */
   fullGcs?: number;
+  /**
+   * The server's batch writes (the store statement with its commit, which every 200 waits for)
+   * that took over 50 ms during the run, and the bound of the histogram bucket that holds the
+   * slowest (in seconds): a slow disk flush shows here.
+   */
+  slowWrites?: { over50ms: number; slowestWithinS: number };
 }
 
 export interface Ratio {
@@ -93,8 +99,17 @@ export function openLoopLine(row: OpenLoopRow): string {
   return (
     `${row.target.padEnd(24)} ${row.rate}/s x ${row.seconds} s  p50 ${p50} ms  p99 ${p99} ms  max ${max} ms  ` +
     `non-200: ${formatStatusCounts(row.non200)}` +
-    (row.fullGcs === undefined ? '' : `  full GCs of the server: ${row.fullGcs}`)
+    (row.fullGcs === undefined ? '' : `  full GCs of the server: ${row.fullGcs}`) +
+    (row.slowWrites === undefined ? '' : `  its batch writes over 50 ms: ${slowWritesCell(row)}`)
   );
+}
+
+/** `0`, or e.g. `1 (≤ 250 ms)`: how many batch writes took over 50 ms, and the slowest's bound. */
+function slowWritesCell(row: OpenLoopRow): string {
+  const { over50ms, slowestWithinS } = row.slowWrites as NonNullable<OpenLoopRow['slowWrites']>;
+  if (over50ms === 0) return '0';
+  const bound = slowestWithinS === Infinity ? 'over 5 s' : `≤ ${slowestWithinS * 1000} ms`;
+  return `${over50ms} (${bound})`;
 }
 
 function table(header: string[], rows: string[][]): string {
@@ -157,13 +172,14 @@ export function markdownReport(report: BenchReport): string {
     parts.push(
       '**Fixed rate** (evenly spaced; each request timed from when it was due):\n\n' +
         table(
-          ['server', 'rate', 'p50 ms', 'p99 ms', 'max ms', 'non-200', 'full GCs'],
+          ['server', 'rate', 'p50 ms', 'p99 ms', 'max ms', 'non-200', 'full GCs', 'writes > 50 ms'],
           report.openLoop.map((row) => [
             row.target,
             `${row.rate}/s for ${row.seconds} s`,
             ...latencyCells(row.latency),
             formatStatusCounts(row.non200),
             row.fullGcs === undefined ? '–' : String(row.fullGcs),
+            row.slowWrites === undefined ? '–' : slowWritesCell(row),
           ]),
         ),
     );

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import contentType from 'content-type';
+import type { Histogram } from 'prom-client';
 import type { Database } from '../db/database.js';
 import type { AppError } from '../errors.js';
 import {
@@ -71,9 +72,19 @@ export class IngestService {
   constructor(
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
+    /** Times each batch's write (the metrics' eventBatchWrites). */
+    batchWrites?: Pick<Histogram, 'startTimer'>,
   ) {
     const store = new batch.EventBatchStore(db);
-    this.batches = new GroupCommit((events, deadline) => store.store(events, deadline), {
+    const write = async (events: batch.IncomingEvent[], deadline: number) => {
+      const written = batchWrites?.startTimer();
+      try {
+        return await store.store(events, deadline);
+      } finally {
+        written?.();
+      }
+    };
+    this.batches = new GroupCommit(write, {
       maxBatchSize: 200,
       // One batch at a time: batches of one workspace queue on its quota row anyway, and
       // each statement has a fixed cost in the database (about 0.4 ms of its CPU), so what

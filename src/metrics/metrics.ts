@@ -63,6 +63,17 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * A webhook's 200 waits for its batch's write: one statement that ends with the commit's disk
+   * flush. Slow writes here, with nothing slow in the process, are the database's or its disk's.
+   */
+  readonly eventBatchWrites = new Histogram({
+    name: 'hookprompt_event_batch_write_seconds',
+    help: 'Time to store one batch of webhook events, commit included (failed writes too).',
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
   readonly queueDepth = new Gauge({
     name: 'hookprompt_queue_depth',
     help: 'Events waiting for a reply (pending) or being answered (processing).',

@@ -73,6 +73,21 @@ describe('GET /metrics', () => {
     expect(after).toContain('process_cpu_seconds_total');
   });
 
+  it('times the database write of each batch of webhooks', async () => {
+    const channel = await driver.createChannel();
+    const count = 'hookprompt_event_batch_write_seconds_count';
+    const sum = 'hookprompt_event_batch_write_seconds_sum';
+    const before = await scrape();
+    // One webhook at a time: each is a batch of its own.
+    expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
+    const after = await scrape();
+    expect(value(after, count)).toBe((value(before, count) ?? 0) + 1);
+    expect(value(after, sum)).toBeGreaterThan(value(before, sum) ?? 0);
+    expect(value(after, 'hookprompt_event_batch_write_seconds_bucket{le="+Inf"}')).toBe(
+      value(after, count),
+    );
+  });
+
   it('keeps each context’s counters apart', async () => {
     const other = await startTestApp();
     try {
