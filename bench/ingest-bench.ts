@@ -10,16 +10,16 @@
  * databases, dropped at the end. Results go to bench/results/ingest-<time>.json and are printed
  * as markdown, ending with the table of performance goals (figure | measured | goal | met).
  *
- *   npm run bench                      everything below; about 17 minutes on the 2-core VM,
- *                                      11 of them to fill the 10,000,000-event database (with
- *                                      --scale-keep, once: later runs take about 6 minutes)
+ *   npm run bench                      everything below; about 23 minutes on the 2-core VM,
+ *                                      14 of them to fill the 10,000,000-event database (with
+ *                                      --scale-keep, once: later runs take about 8 minutes)
  *   npm run bench -- --quick           3 s runs, 3 s of end-to-end events, 100,000 events
  *   npm run bench -- --profile         also CPU profiles of the receiver at 128 connections (plain,
  *                                      and signed when selected)
  *
  * What it runs, in order:
  *   1. (c), (b), (a+q): closed loop at 32 and 128 connections (10 s each), fixed rate 500/s;
- *   2. --rounds (2) interleaved rounds of (a), ours, and ours on a channel with
+ *   2. --rounds (4) interleaved rounds of (a), ours, and ours on a channel with
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
  *      evenly paced --fixed-runs (3) times over the rounds (with the server's full garbage
@@ -34,7 +34,8 @@
  *      holding none: Brain Logs first pages through the API, and ingest at 128 connections on
  *      each, alternating (bench/lib/scale-events.ts).
  *
- * Options: --duration=<s> (or BENCH_DURATION), --only=ours,ours-signed,a,a+q,b,c,e2e,scale,
+ * Options: --duration=<s> (or BENCH_DURATION), --warmup=<s> (each server's warm-up at 32
+ * connections before it is measured; 2, 1 with --quick), --only=ours,ours-signed,a,a+q,b,c,e2e,scale,
  * --tsx (run the sources instead of the build), --no-build (use dist/ as it is),
  * --entry=<main.js> (measure another build of hookprompt, e.g. a candidate change built
  * elsewhere), --rounds=<n>, --fixed-runs=<n>, --skip-e2e, --e2e-concurrency=<n,n,…>,
@@ -84,12 +85,13 @@ const { values: flags } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     duration: { type: 'string' },
+    warmup: { type: 'string' },
     only: { type: 'string' },
     tsx: { type: 'boolean', default: false },
     entry: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
-    rounds: { type: 'string', default: '2' },
+    rounds: { type: 'string', default: '4' },
     'fixed-runs': { type: 'string', default: '3' },
     'skip-e2e': { type: 'boolean', default: false },
     'e2e-concurrency': { type: 'string', default: '8,32,128' },
@@ -103,7 +105,7 @@ const { values: flags } = parseArgs({
 });
 
 const seconds = Number(flags.duration ?? process.env.BENCH_DURATION ?? (flags.quick ? 3 : 10));
-const warmupSeconds = flags.quick ? 1 : 2;
+const warmupSeconds = Number(flags.warmup ?? (flags.quick ? 1 : 2));
 const connectionCounts = [32, 128];
 const fixedRate = 500;
 const rounds = Number(flags.rounds);
