@@ -23,9 +23,9 @@
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
  *      evenly paced --fixed-runs (3) times over the rounds (with the server's full garbage
- *      collections and its batch writes over 50 ms during each run, from its /metrics); ours and ours-signed swap places
- *      every other round. The 500/s requests come from a process of their own
- *      (lib/open-loop-apart.ts);
+ *      collections and its batch writes over 50 ms during each run, from its /metrics); ours
+ *      and ours-signed swap places every other round. The 500/s requests come from a process
+ *      of their own (lib/open-loop-apart.ts);
  *   3. ours with LOG_LEVEL=info;
  *   4. end to end with the worker (ROLE=all) and a fake AI answering in 200 ms, once per
  *      WORKER_CONCURRENCY (8, 32, 128): events posted at 1.5 × its capacity (concurrency ÷
@@ -35,8 +35,9 @@
  *      each, alternating (bench/lib/scale-events.ts).
  *
  * Options: --duration=<s> (or BENCH_DURATION), --warmup=<s> (each server's warm-up at 32
- * connections before it is measured; 2, 1 with --quick), --only=ours,ours-signed,a,a+q,b,c,e2e,scale,
- * --tsx (run the sources instead of the build), --no-build (use dist/ as it is),
+ * connections before it is measured; 2, 1 with --quick),
+ * --only=ours,ours-signed,a,a+q,b,c,e2e,scale, --tsx (run the sources instead of the build),
+ * --no-build (use dist/ as it is),
  * --entry=<main.js> (measure another build of hookprompt, e.g. a candidate change built
  * elsewhere), --rounds=<n>, --fixed-runs=<n>, --skip-e2e, --e2e-concurrency=<n,n,…>,
  * --e2e-seconds=<s>, --e2e-rate=<n/s> and --e2e-events=<n> (the same for every concurrency),
