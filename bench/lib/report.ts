@@ -100,13 +100,17 @@ export function openLoopLine(row: OpenLoopRow): string {
     `${row.target.padEnd(24)} ${row.rate}/s x ${row.seconds} s  p50 ${p50} ms  p99 ${p99} ms  max ${max} ms  ` +
     `non-200: ${formatStatusCounts(row.non200)}` +
     (row.fullGcs === undefined ? '' : `  full GCs of the server: ${row.fullGcs}`) +
-    (row.slowWrites === undefined ? '' : `  its batch writes over 50 ms: ${slowWritesCell(row)}`)
+    (row.slowWrites === undefined
+      ? ''
+      : `  its batch writes over 50 ms: ${slowWritesCell(row.slowWrites)}`)
   );
 }
 
 /** `0`, or e.g. `1 (≤ 250 ms)`: how many batch writes took over 50 ms, and the slowest's bound. */
-function slowWritesCell(row: OpenLoopRow): string {
-  const { over50ms, slowestWithinS } = row.slowWrites as NonNullable<OpenLoopRow['slowWrites']>;
+function slowWritesCell({
+  over50ms,
+  slowestWithinS,
+}: NonNullable<OpenLoopRow['slowWrites']>): string {
   if (over50ms === 0) return '0';
   const bound = slowestWithinS === Infinity ? 'over 5 s' : `≤ ${slowestWithinS * 1000} ms`;
   return `${over50ms} (${bound})`;
@@ -179,7 +183,7 @@ export function markdownReport(report: BenchReport): string {
             ...latencyCells(row.latency),
             formatStatusCounts(row.non200),
             row.fullGcs === undefined ? '–' : String(row.fullGcs),
-            row.slowWrites === undefined ? '–' : slowWritesCell(row),
+            row.slowWrites === undefined ? '–' : slowWritesCell(row.slowWrites),
           ]),
         ),
     );

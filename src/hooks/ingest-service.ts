@@ -73,15 +73,15 @@ export class IngestService {
     private readonly db: Database,
     private readonly bodyLimitBytes: number,
     /** Times each batch's write (the metrics' eventBatchWrites). */
-    batchWrites?: Pick<Histogram, 'startTimer'>,
+    batchWrites: Pick<Histogram, 'startTimer'>,
   ) {
     const store = new batch.EventBatchStore(db);
     const write = async (events: batch.IncomingEvent[], deadline: number) => {
-      const written = batchWrites?.startTimer();
+      const written = batchWrites.startTimer();
       try {
         return await store.store(events, deadline);
       } finally {
-        written?.();
+        written();
       }
     };
     this.batches = new GroupCommit(write, {
