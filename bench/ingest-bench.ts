@@ -23,7 +23,8 @@
  *      standard-webhooks verification and automatic duplicate detection (ours-signed), at 128
  *      connections (the first round also at 32, and (a) at 500/s), ours measured at 500/s
  *      evenly paced --fixed-runs (3) times over the rounds (with the server's full garbage
- *      collections and its batch writes over 50 ms during each run, from its /metrics); ours
+ *      collections and its batch writes over 50 ms during each run, from its /metrics, and the
+ *      CPU per request of the server and its database and the machine's busy cores); ours
  *      and ours-signed swap places every other round. The 500/s requests come from a process
  *      of their own (lib/open-loop-apart.ts);
  *   3. ours with LOG_LEVEL=info;
@@ -59,7 +60,9 @@ import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cp
 import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
+import { totalOf } from './lib/latency.js';
 import { runOpenLoopApart } from './lib/open-loop-apart.js';
+import { cpuSnapshot, cpuUse, type CpuSnapshot } from './lib/process-cpu.js';
 import { histogramBetween, metricSamples } from './lib/server-metrics.js';
 import { orderPayload } from './lib/payload.js';
 import {
@@ -205,10 +208,12 @@ async function main(): Promise<void> {
         for (let i = 0; i < fixed; i++) {
           await run.checkpoint();
           const before = await serverMetrics(target, running);
+          const cpuBefore = cpuSnapshot(running.server.pid, db.name);
           const result = await runOpenLoopApart(running.url, orderPayload, {
             rate: fixedRate,
             seconds,
           });
+          const cpuAfter = cpuSnapshot(running.server.pid, db.name);
           const after = await serverMetrics(target, running);
           const row = {
             key: target.key,
@@ -216,6 +221,7 @@ async function main(): Promise<void> {
             round,
             ...result,
             ...(before && after ? serverSideOf(before, after) : {}),
+            cpu: cpuOfFixedRun(cpuBefore, cpuAfter, result.latency.count + totalOf(result.non200)),
           };
           console.log(openLoopLine(row));
           openLoop.push(row);
@@ -437,6 +443,23 @@ function serverSideOf(
   const fullGcs = (after.get(major) ?? 0) - (before.get(major) ?? 0);
   const writes = histogramBetween(before, after, 'hookprompt_event_batch_write_seconds', 0.05);
   return { fullGcs, slowWrites: { over50ms: writes.slower, slowestWithinS: writes.slowestWithin } };
+}
+
+/**
+ * CPU of a fixed-rate run (see OpenLoopRow's `cpu`). The requests come from a process of their
+ * own, so only the machine's total includes the load generator.
+ */
+function cpuOfFixedRun(
+  before: CpuSnapshot,
+  after: CpuSnapshot,
+  requests: number,
+): OpenLoopRow['cpu'] {
+  const { serverMsPerRequest, postgresMsPerRequest } = cpuUse(before, after, requests);
+  const machineCores =
+    before.machine && after.machine
+      ? (after.machine.busyMs - before.machine.busyMs) / (after.at - before.at)
+      : undefined;
+  return { serverMsPerRequest, postgresMsPerRequest, machineCores };
 }
 
 /** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */

@@ -31,6 +31,17 @@ export interface OpenLoopRow extends OpenLoopResult {
    * slowest (in seconds): a slow disk flush shows here.
    */
   slowWrites?: { over50ms: number; slowestWithinS: number };
+  /**
+   * CPU per answered request of the server and of its database's backends, and the cores the
+   * whole machine kept busy: at a fixed rate each request is a batch of its own, so a request
+   * costs several times what it does under load, and a machine near its cores' limit answers
+   * late whatever the server does.
+   */
+  cpu?: {
+    serverMsPerRequest: number | undefined;
+    postgresMsPerRequest: number | undefined;
+    machineCores: number | undefined;
+  };
 }
 
 export interface Ratio {
@@ -102,9 +113,14 @@ export function openLoopLine(row: OpenLoopRow): string {
     (row.fullGcs === undefined ? '' : `  full GCs of the server: ${row.fullGcs}`) +
     (row.slowWrites === undefined
       ? ''
-      : `  its batch writes over 50 ms: ${slowWritesCell(row.slowWrites)}`)
+      : `  its batch writes over 50 ms: ${slowWritesCell(row.slowWrites)}`) +
+    (row.cpu === undefined
+      ? ''
+      : `  CPU ms/req server ${cpuMs(row.cpu.serverMsPerRequest)} postgres ${cpuMs(row.cpu.postgresMsPerRequest)}, machine ${cores(row.cpu.machineCores)} cores busy`)
   );
 }
+
+const cores = (n: number | undefined) => (n === undefined ? '–' : n.toFixed(2));
 
 /** `0`, or e.g. `1 (≤ 250 ms)`: how many batch writes took over 50 ms, and the slowest's bound. */
 function slowWritesCell({
@@ -176,7 +192,19 @@ export function markdownReport(report: BenchReport): string {
     parts.push(
       '**Fixed rate** (evenly spaced; each request timed from when it was due):\n\n' +
         table(
-          ['server', 'rate', 'p50 ms', 'p99 ms', 'max ms', 'non-200', 'full GCs', 'writes > 50 ms'],
+          [
+            'server',
+            'rate',
+            'p50 ms',
+            'p99 ms',
+            'max ms',
+            'non-200',
+            'full GCs',
+            'writes > 50 ms',
+            'server CPU ms/req',
+            'PG CPU ms/req',
+            'machine cores busy',
+          ],
           report.openLoop.map((row) => [
             row.target,
             `${row.rate}/s for ${row.seconds} s`,
@@ -184,6 +212,9 @@ export function markdownReport(report: BenchReport): string {
             formatStatusCounts(row.non200),
             row.fullGcs === undefined ? '–' : String(row.fullGcs),
             row.slowWrites === undefined ? '–' : slowWritesCell(row.slowWrites),
+            cpuMs(row.cpu?.serverMsPerRequest),
+            cpuMs(row.cpu?.postgresMsPerRequest),
+            cores(row.cpu?.machineCores),
           ]),
         ),
     );
