@@ -62,7 +62,7 @@ import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
 import { totalOf } from './lib/latency.js';
 import { runOpenLoopApart } from './lib/open-loop-apart.js';
-import { cpuSnapshot, cpuUse, type CpuSnapshot } from './lib/process-cpu.js';
+import { cpuSnapshot, cpuUse } from './lib/process-cpu.js';
 import { histogramBetween, metricSamples } from './lib/server-metrics.js';
 import { orderPayload } from './lib/payload.js';
 import {
@@ -213,7 +213,11 @@ async function main(): Promise<void> {
             rate: fixedRate,
             seconds,
           });
-          const cpuAfter = cpuSnapshot(running.server.pid, db.name);
+          const { serverMsPerRequest, postgresMsPerRequest, machineCores } = cpuUse(
+            cpuBefore,
+            cpuSnapshot(running.server.pid, db.name),
+            result.latency.count + totalOf(result.non200),
+          );
           const after = await serverMetrics(target, running);
           const row = {
             key: target.key,
@@ -221,7 +225,7 @@ async function main(): Promise<void> {
             round,
             ...result,
             ...(before && after ? serverSideOf(before, after) : {}),
-            cpu: cpuOfFixedRun(cpuBefore, cpuAfter, result.latency.count + totalOf(result.non200)),
+            cpu: { serverMsPerRequest, postgresMsPerRequest, machineCores },
           };
           console.log(openLoopLine(row));
           openLoop.push(row);
@@ -443,23 +447,6 @@ function serverSideOf(
   const fullGcs = (after.get(major) ?? 0) - (before.get(major) ?? 0);
   const writes = histogramBetween(before, after, 'hookprompt_event_batch_write_seconds', 0.05);
   return { fullGcs, slowWrites: { over50ms: writes.slower, slowestWithinS: writes.slowestWithin } };
-}
-
-/**
- * CPU of a fixed-rate run (see OpenLoopRow's `cpu`). The requests come from a process of their
- * own, so only the machine's total includes the load generator.
- */
-function cpuOfFixedRun(
-  before: CpuSnapshot,
-  after: CpuSnapshot,
-  requests: number,
-): OpenLoopRow['cpu'] {
-  const { serverMsPerRequest, postgresMsPerRequest } = cpuUse(before, after, requests);
-  const machineCores =
-    before.machine && after.machine
-      ? (after.machine.busyMs - before.machine.busyMs) / (after.at - before.at)
-      : undefined;
-  return { serverMsPerRequest, postgresMsPerRequest, machineCores };
 }
 
 /** Ratios of the mean accepted/s at 128 connections (the goals' figures: lib/issue-figures.ts). */

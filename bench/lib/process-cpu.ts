@@ -104,6 +104,8 @@ export interface CpuUse {
    * whatever else runs on a shared machine). Much above 0.1, the run was disturbed.
    */
   otherCores: number | undefined;
+  /** Cores the whole machine kept busy meanwhile, everything included. */
+  machineCores: number | undefined;
 }
 
 /**
@@ -134,6 +136,7 @@ export function cpuUse(before: CpuSnapshot, after: CpuSnapshot, requests: number
       machine === undefined || server === undefined
         ? undefined
         : Math.max(0, machine - server - postgres - loadGenerator) / wallMs,
+    machineCores: machine === undefined ? undefined : machine / wallMs,
   };
 }
 

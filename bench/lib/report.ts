@@ -35,13 +35,10 @@ export interface OpenLoopRow extends OpenLoopResult {
    * CPU per answered request of the server and of its database's backends, and the cores the
    * whole machine kept busy: at a fixed rate each request is a batch of its own, so a request
    * costs several times what it does under load, and a machine near its cores' limit answers
-   * late whatever the server does.
+   * late whatever the server does. (The requests come from a process of their own, which only
+   * the machine's cores include.)
    */
-  cpu?: {
-    serverMsPerRequest: number | undefined;
-    postgresMsPerRequest: number | undefined;
-    machineCores: number | undefined;
-  };
+  cpu?: Pick<CpuUse, 'serverMsPerRequest' | 'postgresMsPerRequest' | 'machineCores'>;
 }
 
 export interface Ratio {
@@ -79,12 +76,13 @@ const latencyCells = (l: LatencySummary) => [ms(l.p50), ms(l.p99), ms(l.max)];
 const percent = (share: number | undefined) =>
   share === undefined ? '–' : `${Math.round(share * 100)}%`;
 const cpuMs = (value: number | undefined) => (value === undefined ? '–' : value.toFixed(3));
+const cores = (value: number | undefined) => (value === undefined ? '–' : value.toFixed(2));
 const cpuCells = (cpu: CpuUse) => [
   cpuMs(cpu.serverMsPerRequest),
   cpuMs(cpu.postgresMsPerRequest),
   percent(cpu.serverCoreShare),
   percent(cpu.serverWaitedForCore),
-  cpu.otherCores === undefined ? '–' : cpu.otherCores.toFixed(2),
+  cores(cpu.otherCores),
 ];
 
 export function formatStatusCounts(counts: StatusCounts): string {
@@ -119,8 +117,6 @@ export function openLoopLine(row: OpenLoopRow): string {
       : `  CPU ms/req server ${cpuMs(row.cpu.serverMsPerRequest)} postgres ${cpuMs(row.cpu.postgresMsPerRequest)}, machine ${cores(row.cpu.machineCores)} cores busy`)
   );
 }
-
-const cores = (n: number | undefined) => (n === undefined ? '–' : n.toFixed(2));
 
 /** `0`, or e.g. `1 (≤ 250 ms)`: how many batch writes took over 50 ms, and the slowest's bound. */
 function slowWritesCell({
@@ -251,7 +247,7 @@ export function markdownReport(report: BenchReport): string {
             perSecond(run.completedPerSecond),
             latencyCells(run.answerToReplied).join(' / '),
             [run.serverCores, run.postgresCores, run.benchCores, run.machineCores]
-              .map((cores) => cores?.toFixed(2) ?? '–')
+              .map(cores)
               .join(' / '),
           ]),
         ),
