@@ -50,7 +50,8 @@ export async function finishEvents(
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
     [workerId, ...Array.from({ length: 8 }, (_, column) => rows.map((row) => row[column]))],
-    { name: 'finish-events', deadline },
+    // Planned for each call, not prepared under a name: see claimEvents.
+    { deadline },
   );
   return new Set(ended.map((row) => row.id));
 }

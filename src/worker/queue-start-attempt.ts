@@ -56,7 +56,8 @@ export async function startAttempts(
       starts.map((start) => textArrayLiteral(start.missing)),
       starts.map((start) => start.model),
     ],
-    { name: 'start-attempts', deadline },
+    // Planned for each call, not prepared under a name: see claimEvents.
+    { deadline },
   );
   return new Map(rows.map((row) => [row.id, row.attempts]));
 }
