@@ -49,7 +49,8 @@ export async function markDelivered(
       delivered.map((d) => d.status),
       delivered.map((d) => Math.round(d.durationMs)),
     ],
-    { name: 'mark-delivered', deadline },
+    // Planned for each call, not prepared under a name: see claimEvents (worker/queue-claim.ts).
+    { deadline },
   );
   return new Set(rows.map((row) => row.id));
 }

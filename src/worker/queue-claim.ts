@@ -117,18 +117,17 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
  *   worker that lost its lease to another cannot overwrite the other's result.
  * - The channel's template and AI settings are read in the same statement: the reply follows
  *   them as they are when the event is processed.
- * - Planned for each call, as startAttempts and finishEvents are, not prepared under a name as
- *   the receiver's store statement is: PostgreSQL gives a named statement one generic plan after
- *   its fifth run and keeps it for the connection's life, until the table's statistics change.
- *   The start's and the finish's generic plans, made while the queue was short, reached the
- *   events they update through the queue index, reading every unfinished event instead of
- *   finding each by id; once a backlog built up (the AI down for a while, or the web tier
- *   storing faster than the worker answers), each start and finish read all of it, and the
- *   worker slowed down as the backlog grew. Storing 4,000 events/s beside a worker claiming 16
- *   at a time, with no ANALYZE: named, the worker finished 8,048 events in the first 5 s and 816
- *   in the sixth; planned per call, 9,376–10,672 in every 5 s. The claim's generic plan costs
- *   more than planning it each time too (docs/scaling.md); planning costs PostgreSQL about
- *   0.03 ms per event.
+ * - Planned for each call, as startAttempts, finishEvents and markDelivered (deliveries) are, not
+ *   prepared under a name as the receiver's store statement is: PostgreSQL gives a named statement
+ *   one generic plan after its fifth run and keeps it for the connection's life, until the table's
+ *   statistics change. The start's and the finish's generic plans, made while the queue was short,
+ *   reached the events they update through the queue index, reading every unfinished event instead
+ *   of finding each by id; once a backlog built up (the AI down for a while, or the web tier
+ *   storing faster than the worker answers), each start and finish read all of it, and the worker
+ *   slowed down as the backlog grew. Storing 4,000 events/s beside a worker claiming 16 at a time,
+ *   with no ANALYZE: named, the worker finished 8,048 events in the first 5 s and 816 in the sixth;
+ *   planned per call, 9,376–10,672 in every 5 s. The claim's generic plan costs more than planning
+ *   it each time too (docs/scaling.md); planning costs PostgreSQL about 0.03 ms per event.
  */
 export async function claimEvents(
   db: Queryable,

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres.js';
+import { claimDeliveries } from '../../src/deliveries/queue-claim.js';
+import { markDelivered } from '../../src/deliveries/queue-delivered.js';
 import { storeEventBatch } from '../../src/hooks/store-event-batch.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { finishEvents } from '../../src/worker/queue-finish.js';
@@ -12,62 +14,65 @@ import { testDatabaseUrl } from '../support/test-database.js';
 const BACKLOG = 20_000;
 
 /**
- * A worker that has been answering a short queue for a while, then meets a backlog (the AI was
- * down, or the web tier stores faster than the worker answers): each event it starts and
- * finishes must still be found by id, not by reading the whole backlog, or the worker slows
- * down as the backlog grows (see claimEvents). Measured by the queue index entries PostgreSQL's
- * statistics count as read. (The claim itself reads the queue: that is how it finds due events.)
+ * A worker that has been working through a short queue for a while, then meets a backlog (the
+ * AI or a reply receiver was down, or the web tier stores faster than the worker answers): each
+ * item it updates must still be found by id, not by reading the whole backlog, or the worker
+ * slows down as the backlog grows (see claimEvents). Measured by the queue index entries
+ * PostgreSQL's statistics count as read. (A claim itself reads its queue: that is how it finds
+ * what is due.)
  */
 describe.skipIf(!testDatabaseUrl)(
-  'the worker meeting a backlog (real PostgreSQL: its statistics count the index entries read)',
+  'workers meeting a backlog (real PostgreSQL: its statistics count the index entries read)',
   () => {
     let app: TestApp;
+    let driver: Driver;
     let worker: Database;
 
     beforeAll(async () => {
       app = await startTestApp();
+      driver = new Driver(app);
       // One connection, as one of the worker's pool: what it prepares stays with it.
-      worker = openPostgres({ url: app.database.url, max: 1 });
+      worker = openPostgres({ url: app.database.url as string, max: 1 });
     });
     afterAll(async () => {
       await worker.close();
       await app.close();
     });
 
-    /** Queue index entries read so far, once the worker's connection has reported its counts. */
-    const queueEntriesRead = async () => {
+    /** Entries of `index` read so far, once the worker's connection has reported its counts. */
+    const entriesRead = async (index: string) => {
       await worker.query('select pg_stat_force_next_flush()');
       await worker.query('select 1');
       const { rows } = await app.ctx.db.query<{ read: string }>(
-        `select idx_tup_read as read from pg_stat_user_indexes
-         where indexrelname = 'events_queue_channel_idx'`,
+        'select idx_tup_read as read from pg_stat_user_indexes where indexrelname = $1',
+        [index],
       );
       return Number(rows[0]?.read);
     };
 
-    /**
-     * Claims one event on the worker's connection, starts and finishes it there, and says how
-     * many queue index entries starting and finishing it read.
-     */
-    const answerOne = async (): Promise<number> => {
-      const [event] = await claimEvents(worker, 'w1', 1, 60_000);
-      if (!event) throw new Error('nothing to claim');
-      const before = await queueEntriesRead();
-      const start = { eventId: event.id, prompt: 'prompt', missing: [], model: null };
-      await startAttempts(worker, 'w1', 60_000, [start]);
-      const ended = await finishEvents(worker, 'w1', [
-        { eventId: event.id, outcome: { status: 'replied', reply: 'ok' } },
-      ]);
-      expect(ended.has(event.id)).toBe(true);
-      return (await queueEntriesRead()) - before;
+    /** Entries of `index` that `work` reads on the worker's connection. */
+    const readBy = async (index: string, work: () => Promise<void>) => {
+      const before = await entriesRead(index);
+      await work();
+      return (await entriesRead(index)) - before;
     };
 
     it('starts and finishes each event by its id, reading none of the backlog', async () => {
-      const driver = new Driver(app);
       const channel = await driver.receivingChannel(await driver.createChannel());
       const event = { channel, payload: '{"order":1}', headers: {}, senderIp: undefined };
-      // A short queue, answered one event at a time: more runs than PostgreSQL makes before it
-      // settles on one plan for a statement it keeps.
+      const answerOne = async () => {
+        const [claimed] = await claimEvents(worker, 'w1', 1, 60_000);
+        if (!claimed) throw new Error('nothing to claim');
+        return readBy('events_queue_channel_idx', async () => {
+          const start = { eventId: claimed.id, prompt: 'prompt', missing: [], model: null };
+          await startAttempts(worker, 'w1', 60_000, [start]);
+          const outcome = { status: 'replied', reply: 'ok' } as const;
+          const ended = await finishEvents(worker, 'w1', [{ eventId: claimed.id, outcome }]);
+          expect(ended.has(claimed.id)).toBe(true);
+        });
+      };
+      // A short queue, one event at a time: more runs than PostgreSQL makes before it settles
+      // on one plan for a statement it keeps.
       for (let i = 0; i < 10; i++) {
         await storeEventBatch(app.ctx.db, [{ ...event, dedupKey: undefined }], Date.now() + 5000);
         await answerOne();
@@ -80,6 +85,45 @@ describe.skipIf(!testDatabaseUrl)(
 
       // Reading the backlog would be 20,000 entries for each statement.
       for (let i = 0; i < 5; i++) expect(await answerOne()).toBe(0);
+    });
+
+    it('marks each message delivered by its id, reading none of the backlog', async () => {
+      const { id: channelId } = await driver.createChannel();
+      await app.ctx.db.query(
+        `update channels set reply_enabled = true, reply_url = 'http://127.0.0.1:9/hook',
+                             reply_secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+         where id = $1`,
+        [channelId],
+      );
+      const { rows } = await app.ctx.db.query<{ id: string }>(
+        `insert into events (workspace_id, channel_id, status, payload, headers)
+         select workspace_id, id, 'replied', '{}', '{}' from channels where id = $1
+         returning id`,
+        [channelId],
+      );
+      const eventId = rows[0]?.id;
+      const addMessages = (count: number) =>
+        app.ctx.db.query(
+          `insert into deliveries (event_id, channel_id, webhook_id, type)
+           select $1, $2, 'msg_' || gen_random_uuid(), 'event.replied'
+           from generate_series(1, $3::integer)`,
+          [eventId, channelId, count],
+        );
+      const deliverOne = async () => {
+        const [claimed] = await claimDeliveries(worker, 'd1', 1, 60_000);
+        if (!claimed) throw new Error('nothing to claim');
+        return readBy('deliveries_queue_idx', async () => {
+          const sent = { deliveryId: claimed.id, status: 200, durationMs: 5 };
+          expect((await markDelivered(worker, 'd1', [sent])).has(claimed.id)).toBe(true);
+        });
+      };
+      for (let i = 0; i < 10; i++) {
+        await addMessages(1);
+        await deliverOne();
+      }
+      await addMessages(BACKLOG);
+
+      for (let i = 0; i < 5; i++) expect(await deliverOne()).toBe(0);
     });
   },
 );
