@@ -14,6 +14,8 @@ export interface QueryOptions {
   /**
    * Prepares the statement once per connection under this name, for statements sent so often
    * that parsing and planning them each time would cost more than running them (PostgreSQL).
+   * PostgreSQL then keeps one generic plan for it: not for a statement whose best plan depends
+   * on how many rows are queued at the moment (see claimEvents).
    */
   name?: string;
 }
