@@ -59,7 +59,13 @@ describe.skipIf(!testDatabaseUrl)(
 
     it('starts and finishes each event by its id, reading none of the backlog', async () => {
       const channel = await driver.receivingChannel(await driver.createChannel());
-      const event = { channel, payload: '{"order":1}', headers: {}, senderIp: undefined };
+      const event = {
+        channel,
+        payload: '{"order":1}',
+        headers: {},
+        senderIp: undefined,
+        dedupKey: undefined,
+      };
       const answerOne = async () => {
         const [claimed] = await claimEvents(worker, 'w1', 1, 60_000);
         if (!claimed) throw new Error('nothing to claim');
@@ -74,7 +80,7 @@ describe.skipIf(!testDatabaseUrl)(
       // A short queue, one event at a time: more runs than PostgreSQL makes before it settles
       // on one plan for a statement it keeps.
       for (let i = 0; i < 10; i++) {
-        await storeEventBatch(app.ctx.db, [{ ...event, dedupKey: undefined }], Date.now() + 5000);
+        await storeEventBatch(app.ctx.db, [event], Date.now() + 5000);
         await answerOne();
       }
       await app.ctx.db.query(
