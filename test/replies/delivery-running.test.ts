@@ -49,6 +49,9 @@ const deliveriesOf = async (channelId: string) =>
   ).rows;
 
 describe('running delivery worker', () => {
+  /** claimDeliveries' statement (src/deliveries/queue-claim.ts), told apart by its text. */
+  const isClaimStatement = (text: string) => text.includes('for update of deliveries skip locked');
+
   it('is woken by a notification when a message is created, not by its poll', async () => {
     const worker = createDeliveryWorker(app.ctx, { pollIntervalMs: 600_000 });
     await worker.start();
@@ -92,5 +95,41 @@ describe('running delivery worker', () => {
     const sent = messagesTo('/stopped');
     expect(sent).toHaveLength(4);
     expect(new Set(sent.map((message) => message.headers['webhook-id'])).size).toBe(3);
+  });
+
+  it('gives back a message claimed while it is stopping, unsent', async () => {
+    const channel = await deliveringChannel('/claimed-while-stopping');
+    await finishEvents(channel, 1);
+    // The claim waits until the test has asked the worker to stop.
+    let claiming!: () => void;
+    const claimSent = new Promise<void>((resolve) => (claiming = resolve));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const db = app.ctx.db;
+    const gated = new Proxy(db, {
+      get(target, property) {
+        if (property === 'query')
+          return async (...args: Parameters<typeof db.query>) => {
+            if (isClaimStatement(args[0])) {
+              claiming();
+              await gate;
+            }
+            return db.query(...args);
+          };
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const worker = createDeliveryWorker(app.ctx, { db: gated, pollIntervalMs: 600_000 });
+    await worker.start();
+    await claimSent;
+    const stopped = worker.stop();
+    open();
+    await stopped;
+
+    expect(messagesTo('/claimed-while-stopping')).toHaveLength(0);
+    expect(await deliveriesOf(channel.id)).toEqual([
+      { state: 'pending', attempts: 0, locked_by: null },
+    ]);
   });
 });
