@@ -16,7 +16,7 @@ export class QueueWake {
     else this.woken = true;
   }
 
-  /** Forgets wakes so far: what they announced, the claim about to be made sees. */
+  /** Forgets the wakes so far: the claim about to be made sees what they announced. */
   forget(): void {
     this.woken = false;
   }
@@ -39,7 +39,7 @@ export class QueueWake {
     this.timer = undefined;
   }
 
-  /** Resolves after `ms`, or at once if woken since the last claim, or at the next wake. */
+  /** Resolves after `ms`, at the next wake, or at once if woken since the last `forget()`. */
   sleep(ms: number): Promise<void> {
     if (this.woken) {
       this.woken = false;
