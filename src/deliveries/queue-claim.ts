@@ -31,6 +31,11 @@ export interface ClaimedDelivery {
  * - Only channels whose delivery is on: messages of a channel that answered 410, was turned off
  *   or lost its URL stay pending ("held") and go out once it is on again.
  * - The URL and secrets are read here, so an attempt uses the channel's settings of now.
+ * - Prepared under a name, unlike the events queue's statements: its generic plan walks the queue
+ *   index from its head, whatever the backlog. Planned for each call on a table PostgreSQL has no
+ *   statistics for yet, it read the whole backlog to claim a few (docs/scaling.md, "The worker's
+ *   cached plans"; test/worker/queue-backlog.test.ts). Messages held for a channel whose delivery
+ *   is off sit in the same index, and a claim reads past them either way.
  */
 export async function claimDeliveries(
   db: Queryable,

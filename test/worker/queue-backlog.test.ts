@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres.js';
-import { claimDeliveries } from '../../src/deliveries/queue-claim.js';
+import { claimDeliveries, type ClaimedDelivery } from '../../src/deliveries/queue-claim.js';
 import { markDelivered } from '../../src/deliveries/queue-delivered.js';
 import { storeEventBatch } from '../../src/hooks/store-event-batch.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
@@ -93,7 +93,11 @@ describe.skipIf(!testDatabaseUrl)(
       for (let i = 0; i < 5; i++) expect(await answerOne()).toBe(0);
     });
 
-    it('marks each message delivered by its id, reading none of the backlog', async () => {
+    /**
+     * A channel whose replies are delivered, and a function adding messages to its queue, due
+     * `dueAgoS` seconds ago.
+     */
+    const deliveringChannel = async (dueAgoS = 0) => {
       const { id: channelId } = await driver.createChannel();
       await app.ctx.db.query(
         `update channels set reply_enabled = true, reply_url = 'http://127.0.0.1:9/hook',
@@ -108,13 +112,18 @@ describe.skipIf(!testDatabaseUrl)(
         [channelId],
       );
       const eventId = rows[0]?.id;
-      const addMessages = (count: number) =>
+      return (count: number) =>
         app.ctx.db.query(
-          `insert into deliveries (event_id, channel_id, webhook_id, type)
-           select $1, $2, 'msg_' || gen_random_uuid(), 'event.replied'
+          `insert into deliveries (event_id, channel_id, webhook_id, type, run_at)
+           select $1, $2, 'msg_' || gen_random_uuid(), 'event.replied',
+                  now() - $4::integer * interval '1 second'
            from generate_series(1, $3::integer)`,
-          [eventId, channelId, count],
+          [eventId, channelId, count, dueAgoS],
         );
+    };
+
+    it('marks each message delivered by its id, reading none of the backlog', async () => {
+      const addMessages = await deliveringChannel();
       const deliverOne = async () => {
         const [claimed] = await claimDeliveries(worker, 'd1', 1, 60_000);
         if (!claimed) throw new Error('nothing to claim');
@@ -130,6 +139,33 @@ describe.skipIf(!testDatabaseUrl)(
       await addMessages(BACKLOG);
 
       for (let i = 0; i < 5; i++) expect(await deliverOne()).toBe(0);
+    });
+
+    it('claims messages from the head of a backlog, reading none of the rest', async () => {
+      // Due earlier than any message the test before left in the queue: these are its head.
+      const addMessages = await deliveringChannel(3600);
+      const deliverSome = async (limit: number) => {
+        let claimed: ClaimedDelivery[] = [];
+        const read = await readBy('deliveries_queue_idx', async () => {
+          claimed = await claimDeliveries(worker, 'd1', limit, 60_000);
+        });
+        const sent = claimed.map((d) => ({ deliveryId: d.id, status: 200, durationMs: 5 }));
+        expect((await markDelivered(worker, 'd1', sent)).size).toBe(claimed.length);
+        return { claimed: claimed.length, read };
+      };
+      for (let i = 0; i < 10; i++) {
+        await addMessages(1);
+        await deliverSome(1);
+      }
+      await addMessages(BACKLOG);
+
+      // The head: the messages claimed, and the ones just delivered before them (until the index
+      // drops them); not the 20,000 behind.
+      for (let i = 0; i < 5; i++) {
+        const { claimed, read } = await deliverSome(8);
+        expect(claimed).toBe(8);
+        expect(read).toBeLessThan(100);
+      }
     });
   },
 );
