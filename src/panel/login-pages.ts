@@ -100,10 +100,13 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     // A fresh session id at every sign-in: an id planted before sign-in never becomes valid.
     const previous = readCookie(req, cookies.session);
     if (previous) await ctx.sessions.end(previous);
+    // Invitations sent before the address had an account count only now, with its own password.
+    const joined = await ctx.invitations.acceptPendingFor(admin);
     const [first] = await ctx.admins.workspacesOf(admin.id);
-    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, first?.id ?? null));
+    const workspaceId = joined.at(-1) ?? first?.id ?? null;
+    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, workspaceId));
     clearCookie(res, cookies, cookies.login);
-    ctx.log.info({ adminId: admin.id }, 'admin signed in');
+    ctx.log.info({ adminId: admin.id, joinedWorkspaces: joined }, 'admin signed in');
     res.redirect(303, localPath(req.body.next));
   });
 
