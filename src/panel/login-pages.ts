@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import { INITIAL_PASSWORD_FILE, SET_PASSWORD_COMMAND } from '../auth/first-admin.js';
+import {
+  CREATE_ADMIN_COMMAND,
+  INITIAL_PASSWORD_FILE,
+  SET_PASSWORD_COMMAND,
+} from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
 import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
@@ -43,6 +47,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
       notice: view.notice,
       passwordFile,
       setPasswordCommand: SET_PASSWORD_COMMAND,
+      createAdminCommand: CREATE_ADMIN_COMMAND,
     });
   };
 
