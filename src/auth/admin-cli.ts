@@ -1,4 +1,5 @@
 import { text } from 'node:stream/consumers';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { ConfigError, loadConfig } from '../config.js';
 import { migrate } from '../db/migrate.js';
@@ -9,18 +10,54 @@ import { AdminsService, MIN_PASSWORD_LENGTH } from './admins-service.js';
 import { SessionsService } from './sessions-service.js';
 
 /**
- * `npm run admin -- set-password <email>`: sets a panel admin's password on the database the
- * server uses (the same configuration: environment and .env), creating the admin in the default
- * workspace when nobody has that e-mail. The password is read from standard input when it is not
- * a terminal (`echo "$PASSWORD" | npm run admin -- set-password ...`); at a terminal one is
- * generated and printed once. The admin's sessions end: whoever knew the old password is out.
+ * `npm run admin -- set-password [--create] <email>`: sets a panel admin's password on the
+ * database the server uses (the same configuration: environment and .env). Only with `--create`
+ * does an address nobody has become a new admin (in the default workspace), so a mistyped
+ * address never makes one. The password is read from standard input when it is not a terminal
+ * (`echo "$PASSWORD" | npm run admin -- set-password ...`); at a terminal one is generated and
+ * printed once. The admin's sessions end: whoever knew the old password is out.
  */
-const USAGE = 'usage: npm run admin -- set-password <email>';
+const USAGE = 'usage: npm run admin -- set-password [--create] <email>';
+
+const HELP = `${USAGE}
+
+Sets the password of the panel admin with this e-mail address, on the database the server uses
+(the same environment and .env file). The password is read from standard input when that is not
+a terminal; at a terminal one is generated and printed once. The admin's panel sessions end.
+
+  --create   create the admin, in the default workspace, when nobody has the address
+             (without it, an unknown address is an error and nothing is created)
+  --help     show this text
+`;
+
+// The rule browsers apply to an e-mail field: a domain without a dot (admin@localhost) is one.
+const emailAddress = z.email({ pattern: z.regexes.html5Email });
+
+type Command = { kind: 'help' } | { kind: 'set-password'; email: string; create: boolean };
+
+function parseCommand(args: string[]): Command | undefined {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { create: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    });
+  } catch {
+    return undefined;
+  }
+  if (parsed.values.help) return { kind: 'help' };
+  const [command, email, ...rest] = parsed.positionals;
+  if (command !== 'set-password' || !email || rest.length > 0) return undefined;
+  return { kind: 'set-password', email, create: parsed.values.create === true };
+}
 
 async function main(args: string[]): Promise<void> {
-  const [command, email, ...rest] = args;
-  if (command !== 'set-password' || !email || rest.length > 0) return fail(USAGE, 2);
-  if (!z.email().safeParse(email).success) return fail(`"${email}" is not an e-mail address`);
+  const command = parseCommand(args);
+  if (!command) return fail(`${USAGE} (--help says more)`, 2);
+  if (command.kind === 'help') return void process.stdout.write(HELP);
+  const { email, create } = command;
+  if (!emailAddress.safeParse(email).success) return fail(`"${email}" is not an e-mail address`);
   const config = loadConfig();
 
   const generated = process.stdin.isTTY === true;
@@ -33,16 +70,19 @@ async function main(args: string[]): Promise<void> {
   const db = await openDatabase(config);
   try {
     await migrate(db);
-    const workspace = await new WorkspacesService(db).ensureDefault(config.defaultChatQuota);
-    const { admin, created } = await new AdminsService(db).setPassword(
-      email,
-      password,
-      workspace.id,
-    );
+    const workspace = create
+      ? await new WorkspacesService(db).ensureDefault(config.defaultChatQuota)
+      : undefined;
+    const result = await new AdminsService(db).setPassword(email, password, workspace?.id);
+    if (!result)
+      return fail(
+        `no panel admin has the address ${email}; add --create to create one (in the default workspace)`,
+      );
+    const { admin, created } = result;
     await new SessionsService(db, config.sessionTtlHours).endAll(admin.id);
     process.stderr.write(
       created
-        ? `Created the panel admin ${admin.email} in ${workspace.name}.\n`
+        ? `Created the panel admin ${admin.email} in ${workspace?.name}.\n`
         : `Set a new password for ${admin.email}; their panel sessions were signed out.\n`,
     );
     if (generated) {

@@ -57,14 +57,15 @@ export class AdminsService {
   }
 
   /**
-   * Sets the password of the admin with this e-mail, or creates that admin as a member of
-   * `workspaceId` (the way back in for an operator who lost every password).
+   * Sets the password of the admin with this e-mail. An address nobody has is created as a
+   * member of `createIn` when it is given (the way back in for an operator who lost every
+   * password), and is otherwise undefined: a mistyped address creates nobody.
    */
   async setPassword(
     email: string,
     password: string,
-    workspaceId: string,
-  ): Promise<{ admin: Admin; created: boolean }> {
+    createIn?: string,
+  ): Promise<{ admin: Admin; created: boolean } | undefined> {
     const passwordHash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
       const existing = await repo.findAdminByEmail(tx, email);
@@ -72,8 +73,9 @@ export class AdminsService {
         await repo.updatePasswordHash(tx, existing.id, passwordHash);
         return { admin: toAdmin(existing), created: false };
       }
+      if (createIn === undefined) return undefined;
       const admin = await repo.insertAdmin(tx, email, passwordHash);
-      await repo.addMembership(tx, admin.id, workspaceId);
+      await repo.addMembership(tx, admin.id, createIn);
       return { admin: toAdmin(admin), created: true };
     });
   }

@@ -14,6 +14,9 @@ export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 /** How to set a password from the server's shell, whatever the database. */
 export const SET_PASSWORD_COMMAND = 'npm run admin -- set-password <email>';
 
+/** How to create an admin from the server's shell, whatever the database. */
+export const CREATE_ADMIN_COMMAND = 'npm run admin -- set-password --create <email>';
+
 /**
  * Makes sure someone can sign in to a new installation. ADMIN_EMAIL/ADMIN_PASSWORD name the first
  * admin. Without them, and only for the embedded database kept in DATA_DIR, a random password is
@@ -40,7 +43,7 @@ export async function createFirstAdmin(
   if (config.databaseUrl !== undefined) {
     if (!(await admins.anyExists()))
       log.warn(
-        `No panel admin exists yet. Create one with \`${SET_PASSWORD_COMMAND}\` (run with the ` +
+        `No panel admin exists yet. Create one with \`${CREATE_ADMIN_COMMAND}\` (run with the ` +
           'same configuration as the server), or set ADMIN_EMAIL and ADMIN_PASSWORD.',
       );
     return;
@@ -52,7 +55,7 @@ export async function createFirstAdmin(
     log.warn(
       { passwordFile: file },
       `No panel admin exists and ${file} is empty; it is left as it is. Create an admin with ` +
-        `\`${SET_PASSWORD_COMMAND}\`, or delete the file and start again.`,
+        `\`${CREATE_ADMIN_COMMAND}\`, or delete the file and start again.`,
     );
     return;
   }

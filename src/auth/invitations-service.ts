@@ -23,6 +23,16 @@ export type InviteResult =
   /** A new admin: the one-time link, shown once to the inviter, who passes it on. */
   | { kind: 'invited'; invitation: Invitation; link: string };
 
+export interface OpenInvitation extends Invitation {
+  /** The address has an account: its owner joins by signing in, not through the link's form. */
+  hasAccount: boolean;
+}
+
+export type AcceptResult =
+  | { kind: 'joined'; admin: Admin; workspaceId: string }
+  /** The address has an account (made since the invitation): nothing was used up or added. */
+  | { kind: 'has_account' };
+
 const toInvitation = (row: repo.InvitationRow): Invitation => ({
   id: row.id,
   email: row.email,
@@ -58,29 +68,47 @@ export class InvitationsService {
   }
 
   /** The invitation a link stands for, while it can still be used. */
-  async open(token: string): Promise<Invitation | undefined> {
+  async open(token: string): Promise<OpenInvitation | undefined> {
     const row = await repo.findOpenInvitation(this.db, sha256Hex(token));
-    return row && toInvitation(row);
+    if (!row) return undefined;
+    const account = await admins.findAdminByEmail(this.db, row.email);
+    return { ...toInvitation(row), hasAccount: account !== undefined };
   }
 
   /**
-   * Uses the link: creates the admin with the password they chose and lets them into the
-   * workspace. Undefined when the link is unknown, used or expired.
+   * Uses the link of an address without an account: creates the admin with the password they
+   * chose and lets them into the workspace. The link never signs anyone in as an admin who
+   * exists: once the address has an account, its owner joins by signing in (acceptPendingFor).
+   * Undefined when the link is unknown, used or expired.
    */
-  async accept(
-    token: string,
-    password: string,
-  ): Promise<{ admin: Admin; workspaceId: string } | undefined> {
+  async accept(token: string, password: string): Promise<AcceptResult | undefined> {
     const passwordHash = await hashPassword(password);
     return this.db.transaction(async (tx) => {
+      const open = await repo.findOpenInvitation(tx, sha256Hex(token));
+      if (!open) return undefined;
+      if (await admins.findAdminByEmail(tx, open.email)) return { kind: 'has_account' };
       const row = await repo.acceptInvitation(tx, sha256Hex(token));
       if (!row) return undefined;
-      // Someone may have created this admin since the invitation: then they only join.
-      const admin =
-        (await admins.findAdminByEmail(tx, row.email)) ??
-        (await admins.insertAdmin(tx, row.email, passwordHash));
+      const admin = await admins.insertAdmin(tx, row.email, passwordHash);
       await admins.addMembership(tx, admin.id, row.workspace_id);
-      return { admin: { id: admin.id, email: admin.email }, workspaceId: row.workspace_id };
+      return {
+        kind: 'joined',
+        admin: { id: admin.id, email: admin.email },
+        workspaceId: row.workspace_id,
+      };
+    });
+  }
+
+  /**
+   * For an admin who has just signed in with their own password: joins the workspaces that
+   * invited their address before it had an account. Resolves to the ids of those workspaces.
+   */
+  acceptPendingFor(admin: Admin): Promise<string[]> {
+    return this.db.transaction(async (tx) => {
+      const accepted = await repo.acceptInvitationsTo(tx, admin.email);
+      for (const { workspace_id } of accepted)
+        await admins.addMembership(tx, admin.id, workspace_id);
+      return accepted.map((row) => row.workspace_id);
     });
   }
 

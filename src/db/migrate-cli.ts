@@ -6,7 +6,13 @@ import { openDatabase } from './open-database.js';
 // `npm run migrate`: apply pending migrations to the configured database and exit.
 const config = loadConfig();
 const log = createLogger(config.logLevel);
-const db = await openDatabase(config);
+// A database that cannot be opened (another process holds the embedded one) is said in a line.
+const db = await openDatabase(config).catch((error: unknown) => {
+  process.stderr.write(
+    `hookprompt migrate: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
+  process.exit(1);
+});
 try {
   const applied = await migrate(db);
   log.info({ applied }, applied.length ? 'migrations applied' : 'database already up to date');

@@ -11,5 +11,5 @@ export async function openDatabase(
     return openPostgres({ url: databaseUrl, onError });
   // Loaded only when used: a process on PostgreSQL keeps the embedded database's code off its heap.
   const { openPglite } = await import('./pglite.js');
-  return openPglite(databaseUrl === 'memory://' ? undefined : config.dataDir);
+  return openPglite(databaseUrl === 'memory://' ? undefined : config.dataDir, onError);
 }

@@ -1,19 +1,31 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
+import { lockDataDir } from './data-dir-lock.js';
 import type { Database, Transaction } from './database.js';
 
 /**
  * The embedded database: PostgreSQL compiled to WebAssembly, in-process.
- * `dataDir` undefined keeps everything in memory. One process at a time may open a data directory.
+ * `dataDir` undefined keeps everything in memory. One process at a time may open a data directory:
+ * two would each write the files as if alone, so a second one fails here (DataDirInUseError).
  */
-export async function openPglite(dataDir: string | undefined): Promise<Database> {
-  if (dataDir) await mkdir(dataDir, { recursive: true });
+export async function openPglite(
+  dataDir: string | undefined,
+  onError?: (error: Error) => void,
+): Promise<Database> {
+  let unlock = async () => {};
+  if (dataDir) {
+    await mkdir(dataDir, { recursive: true });
+    unlock = await lockDataDir(dataDir, (error) => onError?.(error));
+  }
   const db = await PGlite.create({
     dataDir,
     parsers: { [types.INT8]: (value: string) => value },
     // Brain Logs free-text search indexes trigrams (migration 0010).
     extensions: { pg_trgm },
+  }).catch(async (error: unknown) => {
+    await unlock();
+    throw error;
   });
 
   const run = async <Row>(
@@ -46,6 +58,12 @@ export async function openPglite(dataDir: string | undefined): Promise<Database>
         if (!db.closed) await unsubscribe();
       };
     },
-    close: () => db.close(),
+    async close() {
+      try {
+        await db.close();
+      } finally {
+        await unlock();
+      }
+    },
   };
 }

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
+import type { OpenInvitation } from '../auth/invitations-service.js';
 import { newToken, sameSecret } from '../secrets.js';
 import type { PanelServices } from './panel-services.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
@@ -8,7 +9,9 @@ import { formField } from './panel-auth.js';
 /**
  * `/invitations/:token`: the one-time link an admin passed on. Opening it shows a form (a link
  * preview or a scanner that fetches it uses nothing up); choosing a password there creates the
- * admin, uses the link up and signs them in to the workspace they were invited to.
+ * admin, uses the link up and signs them in to the workspace they were invited to. The inviter
+ * may have kept the link, so it never signs anyone in to an account that exists: for such an
+ * address the page offers the ordinary sign-in, which joins the workspace (see loginPages).
  */
 export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Router {
   const router = Router();
@@ -17,7 +20,12 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
     req: Request,
     res: Response,
     status: number,
-    view: { email?: string; workspaceName?: string; errors?: Record<string, string> },
+    view: {
+      email?: string;
+      workspaceName?: string;
+      hasAccount?: boolean;
+      errors?: Record<string, string>;
+    },
   ) => {
     // Like the sign-in form: a token from a cookie of this browser guards the form.
     let token = readCookie(req, cookies.login);
@@ -39,14 +47,15 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
   router.get('/invitations/:token', async (req, res) => {
     const invitation = await ctx.invitations.open(String(req.params.token));
     if (!invitation) return show(req, res, 410, {});
-    show(req, res, 200, { email: invitation.email, workspaceName: invitation.workspaceName });
+    show(req, res, 200, viewOf(invitation));
   });
 
   router.post('/invitations/:token', async (req, res) => {
     const token = String(req.params.token);
     const invitation = await ctx.invitations.open(token);
     if (!invitation) return show(req, res, 410, {});
-    const view = { email: invitation.email, workspaceName: invitation.workspaceName };
+    const view = viewOf(invitation);
+    if (invitation.hasAccount) return show(req, res, 409, { ...view, errors: HAS_ACCOUNT });
     const expected = readCookie(req, cookies.login) ?? '';
     if (!expected || !sameSecret(formField(req.body, '_csrf'), expected))
       return show(req, res, 403, {
@@ -64,6 +73,8 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
 
     const accepted = await ctx.invitations.accept(token, password);
     if (!accepted) return show(req, res, 410, {});
+    if (accepted.kind === 'has_account')
+      return show(req, res, 409, { ...view, hasAccount: true, errors: HAS_ACCOUNT });
     const previous = readCookie(req, cookies.session);
     if (previous) await ctx.sessions.end(previous);
     setCookie(
@@ -79,3 +90,13 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
 
   return router;
 }
+
+const HAS_ACCOUNT = {
+  form: 'This address has an account: its own password signs in, not a new one.',
+};
+
+const viewOf = (invitation: OpenInvitation) => ({
+  email: invitation.email,
+  workspaceName: invitation.workspaceName,
+  hasAccount: invitation.hasAccount,
+});

@@ -1,7 +1,11 @@
 import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import { INITIAL_PASSWORD_FILE, SET_PASSWORD_COMMAND } from '../auth/first-admin.js';
+import {
+  CREATE_ADMIN_COMMAND,
+  INITIAL_PASSWORD_FILE,
+  SET_PASSWORD_COMMAND,
+} from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
 import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
@@ -43,6 +47,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
       notice: view.notice,
       passwordFile,
       setPasswordCommand: SET_PASSWORD_COMMAND,
+      createAdminCommand: CREATE_ADMIN_COMMAND,
     });
   };
 
@@ -100,10 +105,13 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     // A fresh session id at every sign-in: an id planted before sign-in never becomes valid.
     const previous = readCookie(req, cookies.session);
     if (previous) await ctx.sessions.end(previous);
+    // Invitations sent before the address had an account count only now, with its own password.
+    const joined = await ctx.invitations.acceptPendingFor(admin);
     const [first] = await ctx.admins.workspacesOf(admin.id);
-    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, first?.id ?? null));
+    const workspaceId = joined.at(-1) ?? first?.id ?? null;
+    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, workspaceId));
     clearCookie(res, cookies, cookies.login);
-    ctx.log.info({ adminId: admin.id }, 'admin signed in');
+    ctx.log.info({ adminId: admin.id, joinedWorkspaces: joined }, 'admin signed in');
     res.redirect(303, localPath(req.body.next));
   });
 

@@ -67,7 +67,11 @@ describe('npm run admin -- set-password <email>', () => {
   it('creates or resets an admin on the embedded database the server uses', async () => {
     const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-admin-cli-')) };
 
-    const created = await admin(['set-password', 'ops@example.com'], env, 'first password\n');
+    const created = await admin(
+      ['set-password', 'ops@example.com', '--create'],
+      env,
+      'first password\n',
+    );
     expect(created.stderr).toContain(
       'Created the panel admin ops@example.com in Default workspace',
     );
@@ -91,11 +95,41 @@ describe('npm run admin -- set-password <email>', () => {
     expect(await signIn(server.baseUrl, 'ops@example.com', password)).toBe(303);
   }, 60_000);
 
+  it('creates an admin only with --create, written before or after the address', async () => {
+    const env = { DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-admin-cli-')) };
+
+    const refused = await admin(['set-password', 'typo@example.com'], env, 'a new password\n');
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      'no panel admin has the address typo@example.com; add --create to create one',
+    );
+
+    const created = await admin(['set-password', '--create', 'admin@localhost'], env, 'password 1');
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toContain(
+      'Created the panel admin admin@localhost in Default workspace',
+    );
+    const reset = await admin(['set-password', 'admin@localhost'], env, 'password 2');
+    expect(reset.code, reset.stderr).toBe(0);
+    expect(reset.stderr).toContain('Set a new password for admin@localhost');
+
+    const server = await serve(env);
+    expect(await signIn(server.baseUrl, 'typo@example.com', 'a new password')).toBe(401);
+    expect(await signIn(server.baseUrl, 'admin@localhost', 'password 1')).toBe(401);
+    expect(await signIn(server.baseUrl, 'admin@localhost', 'password 2')).toBe(303);
+  }, 60_000);
+
   it('explains what is wrong with its arguments or the password', async () => {
     const env = { DATABASE_URL: 'memory://' };
     const usage = await admin([], env);
     expect(usage.code).toBe(2);
-    expect(usage.stderr).toContain('usage: npm run admin -- set-password <email>');
+    expect(usage.stderr).toContain('usage: npm run admin -- set-password [--create] <email>');
+    const unknown = await admin(['set-password', '--force', 'a@example.com'], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('usage: npm run admin -- set-password [--create] <email>');
+    const help = await admin(['--help'], env);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('--create');
     const email = await admin(['set-password', 'not-an-address'], env, 'long enough password');
     expect(email.code).toBe(1);
     expect(email.stderr).toContain('"not-an-address" is not an e-mail address');

@@ -177,7 +177,7 @@ describe('the generated password file', () => {
       expect(readdirSync(dataDir)).toEqual([INITIAL_PASSWORD_FILE]);
       const { rows } = await database.db.query('select 1 from admins');
       expect(rows).toEqual([]);
-      expect(app.logText()).toContain('npm run admin -- set-password <email>');
+      expect(app.logText()).toContain('npm run admin -- set-password --create <email>');
     },
   );
 });
@@ -196,7 +196,7 @@ describe('the sign-in page', () => {
     const page = unescapeHtml((await new PanelClient(app).page('/login')).text);
     expect(page).not.toContain(INITIAL_PASSWORD_FILE);
     expect(page).toContain(
-      'create one on the server with <code>npm run admin -- set-password <email></code>',
+      'create one on the server with <code>npm run admin -- set-password --create <email></code>',
     );
   });
 });
