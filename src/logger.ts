@@ -1,4 +1,5 @@
 import { pino, type Logger } from 'pino';
+import { logToStandardOutput } from './log-output.js';
 
 export type { Logger };
 
@@ -17,7 +18,11 @@ export const REDACTED_PATHS = [
   '*.webhook_url',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/** A logger writing to `destination`, by default to standard output without ever waiting for it. */
+export function createLogger(
+  level: string,
+  destination: pino.DestinationStream = logToStandardOutput(),
+): Logger {
   return pino(
     {
       level,

@@ -8,6 +8,10 @@ import { createContext } from './context.js';
 import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './http-limits.js';
 import { shutdownBudget, startShutdownDeadline } from './shutdown.js';
 import { firstRunGuide } from './first-run.js';
+import { logToStandardOutput } from './log-output.js';
+
+/** The most a stopping process waits for a slow reader to take its last log lines. */
+const LAST_LINES_MS = 1000;
 
 /**
  * Entry point: config → context → start → listen → signals. On SIGTERM/SIGINT: stop accepting,
@@ -28,9 +32,10 @@ async function main(): Promise<void> {
     config,
   );
   const { port } = server.address() as AddressInfo;
-  // For a person at a terminal, not for the log: plain text, printed before the line below.
+  // For a person at a terminal, not for the log: plain text, printed before the line below
+  // (through the log's output, so that it never holds the process either).
   const guide = await firstRunGuide(ctx, port);
-  if (guide) process.stdout.write(guide);
+  if (guide) logToStandardOutput().write(guide);
   ctx.log.info(
     { port, host: config.host, role: config.role, database: ctx.db.kind },
     'hookprompt listening',
@@ -42,7 +47,7 @@ async function main(): Promise<void> {
     stopping = true;
     ctx.log.info({ signal }, 'shutting down');
     // From here the process ends within SHUTDOWN_TIMEOUT_MS, whatever its dependencies do.
-    const { step } = startShutdownDeadline(ctx.log, config.shutdownTimeoutMs);
+    const { step, msLeft } = startShutdownDeadline(ctx.log, config.shutdownTimeoutMs);
     // Held answers (`?wait=N`) would keep their requests open past the grace period.
     ctx.answers.cutWaitsShort();
     // Live tails (Server-Sent Events) stay open until ended; clients reconnect elsewhere.
@@ -52,6 +57,8 @@ async function main(): Promise<void> {
     );
     await ctx.stop(step);
     ctx.log.info('stopped');
+    // process.exit() drops the lines a pipe has not taken yet.
+    await logToStandardOutput().drained(Math.min(LAST_LINES_MS, msLeft()));
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

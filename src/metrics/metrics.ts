@@ -9,6 +9,7 @@ export interface QueueStats {
 }
 
 import type { ReplyOutcomeStatus } from '../events/event-states.js';
+import { logToStandardOutput } from '../log-output.js';
 
 /** How the worker left an event: finished, or put back for another attempt. */
 export type ReplyOutcome = ReplyOutcomeStatus | 'retried';
@@ -85,6 +86,17 @@ export class Metrics {
     name: 'hookprompt_queue_oldest_pending_age_seconds',
     help: 'Age of the oldest event still waiting for a reply; 0 when none waits.',
     registers: [this.registry],
+  });
+
+  readonly logLinesDropped = new Counter({
+    name: 'hookprompt_log_lines_dropped_total',
+    help: 'Log lines dropped because standard output was not read fast enough, or not at all.',
+    registers: [this.registry],
+    // Standard output is one per process, so its count is read at scrape time, not kept here.
+    collect() {
+      this.reset();
+      this.inc(logToStandardOutput().droppedLines);
+    },
   });
 
   constructor() {

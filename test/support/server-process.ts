@@ -8,7 +8,7 @@ import { projectRoot } from '../../src/paths.js';
 export interface ServerProcess {
   baseUrl: string;
   child: ChildProcess;
-  /** Everything the process wrote to stdout and stderr. */
+  /** Everything the process wrote to stdout and stderr (nothing with `unreadOutput`). */
   output(): string;
   /** Resolves with the exit code (or signal) once the process has ended. */
   exited: Promise<number | string | null>;
@@ -29,6 +29,8 @@ export interface ServerProcessOptions {
   cwd?: string;
   /** Give the process no PORT of its own (it reads it elsewhere, e.g. from a .env file). */
   port?: number;
+  /** Never read the process's stdout and stderr: its pipes fill up, like a reader that stopped. */
+  unreadOutput?: boolean;
 }
 
 /** The node flag that runs TypeScript, usable from any working directory. */
@@ -59,8 +61,10 @@ export async function startServerProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout?.on('data', (chunk) => (output += chunk));
-  child.stderr?.on('data', (chunk) => (output += chunk));
+  if (!options.unreadOutput) {
+    child.stdout?.on('data', (chunk) => (output += chunk));
+    child.stderr?.on('data', (chunk) => (output += chunk));
+  }
   const exited = new Promise<number | string | null>((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal)),
   );
