@@ -94,6 +94,7 @@ const envSchema = z
     WORKER_RETRY_BASE_MS: integer(0, 3_600_000).default(1000),
     WORKER_SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
     SYNC_WAIT_MAX_S: integer(1, 3600).default(30),
+    STREAMS_PER_KEY: integer(1, 100_000).default(10),
     DELIVERY_TIMEOUT_MS: integer(100, 600_000).default(15_000),
     DELIVERY_RETRY_SCHEDULE: durationList.default([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
@@ -191,6 +192,8 @@ const configSchema = envSchema.transform((e) => ({
   workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
   /** The longest a sender's answer is held for `?wait=N` / `Prefer: wait=N` (seconds). */
   syncWaitMaxS: e.SYNC_WAIT_MAX_S,
+  /** Live streams of Brain Logs one API key or panel session may hold open in this process. */
+  streamsPerKey: e.STREAMS_PER_KEY,
   delivery: {
     /** One delivery attempt's limit, from name resolution to the end of the answer. */
     timeoutMs: e.DELIVERY_TIMEOUT_MS,

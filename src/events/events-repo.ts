@@ -59,6 +59,10 @@ const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
+/** An event's texts in bytes as stored: octet_length reads a stored text's length, not the text. */
+const TEXT_BYTES = `(octet_length(payload) + coalesce(octet_length(prompt), 0)
+  + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0))::integer`;
+
 export interface EventQuery extends EventConditions {
   /** Only events after this one in the listing order (older, or as old with a smaller id). */
   after?: EventCursor;
@@ -91,8 +95,7 @@ export async function listEventSizes(db: Queryable, query: EventQuery): Promise<
     );
   }
   const { rows } = await db.query<{ id: string; bytes: number }>(
-    `select id, (octet_length(payload) + coalesce(octet_length(prompt), 0)
-                 + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0))::integer as bytes
+    `select id, ${TEXT_BYTES} as bytes
      from events
      where ${where.join(' and ')}
      order by received_at desc, id desc
@@ -140,21 +143,47 @@ export async function countEvents(
   return rows[0]?.count ?? 0;
 }
 
-/** Events of the filter changed (stored, or given a new status) after `afterSeq`, oldest change first. */
+/** One change of an event (stored, or given a new status), before the event is loaded. */
+export interface EventChange extends EventSize {
+  change_seq: string;
+}
+
+/**
+ * Events of the filter changed after `afterSeq`, oldest change first: ids, change numbers and
+ * sizes only, so a live tail loads just the events it has not sent, and not too many at once.
+ */
 export async function listChanges(
   db: Queryable,
   conditions: EventConditions,
   afterSeq: string,
   limit: number,
+): Promise<EventChange[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = eventsWhere(conditions, param);
+  const { rows } = await db.query<EventChange>(
+    `select id, change_seq, ${TEXT_BYTES} as bytes from events
+     where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint
+     order by change_seq
+     limit ${param(limit)}`,
+    params,
+  );
+  return rows;
+}
+
+/** The events with these ids that the filter still matches, oldest change first. */
+export async function changedEvents(
+  db: Queryable,
+  conditions: EventConditions,
+  ids: readonly string[],
 ): Promise<EventRow[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = eventsWhere(conditions, param);
   const { rows } = await db.query<EventRow>(
     `select ${COLUMNS} from events
-     where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint
-     order by change_seq
-     limit ${param(limit)}`,
+     where ${where.join(' and ')} and id = any(${param(ids)}::bigint[])
+     order by change_seq`,
     params,
   );
   return rows;
