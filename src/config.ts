@@ -88,6 +88,7 @@ const envSchema = z
     AI_MODEL: optionalText,
     AI_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     AI_MAX_ATTEMPTS: integer(1, 100).default(5),
+    AI_MAX_INPUT_CHARS: integer(100, 100_000_000).default(200_000),
     WORKER_CONCURRENCY: integer(1, 1000).default(8),
     WORKER_POLL_INTERVAL_MS: integer(10, 600_000).default(1000),
     WORKER_LEASE_MS: integer(1000, 3_600_000).optional(),
@@ -180,6 +181,8 @@ const configSchema = envSchema.transform((e) => ({
     model: e.AI_MODEL,
     timeoutMs: e.AI_TIMEOUT_MS,
     maxAttempts: e.AI_MAX_ATTEMPTS,
+    /** What one call sends (system prompt, history, prompt) is cut to this many characters. */
+    maxInputChars: e.AI_MAX_INPUT_CHARS,
   },
   workerConcurrency: e.WORKER_CONCURRENCY,
   /** How often an idle worker looks for due events when no notification wakes it. */
