@@ -20,11 +20,11 @@ const unauthorized = () =>
  */
 export function requireApiKey(apiKeys: ApiKeysService): RequestHandler {
   return async (req, res, next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const workspaceId = match ? await apiKeys.authenticate(match[1] as string) : undefined;
-    if (!workspaceId) throw unauthorized();
+    const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const workspaceId = key ? await apiKeys.authenticate(key) : undefined;
+    if (!key || !workspaceId) throw unauthorized();
     res.locals.workspaceId = workspaceId;
-    res.locals.caller = `api-key:${sha256Hex(match?.[1] as string)}`;
+    res.locals.caller = `api-key:${sha256Hex(key)}`;
     next();
   };
 }
