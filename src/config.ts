@@ -88,12 +88,14 @@ const envSchema = z
     AI_MODEL: optionalText,
     AI_TIMEOUT_MS: integer(1, 600_000).default(30_000),
     AI_MAX_ATTEMPTS: integer(1, 100).default(5),
+    AI_MAX_INPUT_CHARS: integer(100, 100_000_000).default(200_000),
     WORKER_CONCURRENCY: integer(1, 1000).default(8),
     WORKER_POLL_INTERVAL_MS: integer(10, 600_000).default(1000),
     WORKER_LEASE_MS: integer(1000, 3_600_000).optional(),
     WORKER_RETRY_BASE_MS: integer(0, 3_600_000).default(1000),
     WORKER_SHUTDOWN_GRACE_MS: integer(0, 600_000).default(10_000),
     SYNC_WAIT_MAX_S: integer(1, 3600).default(30),
+    STREAMS_PER_KEY: integer(1, 100_000).default(10),
     DELIVERY_TIMEOUT_MS: integer(100, 600_000).default(15_000),
     DELIVERY_RETRY_SCHEDULE: durationList.default([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
@@ -179,6 +181,8 @@ const configSchema = envSchema.transform((e) => ({
     model: e.AI_MODEL,
     timeoutMs: e.AI_TIMEOUT_MS,
     maxAttempts: e.AI_MAX_ATTEMPTS,
+    /** What one call sends (system prompt, history, prompt) is cut to this many characters. */
+    maxInputChars: e.AI_MAX_INPUT_CHARS,
   },
   workerConcurrency: e.WORKER_CONCURRENCY,
   /** How often an idle worker looks for due events when no notification wakes it. */
@@ -191,6 +195,8 @@ const configSchema = envSchema.transform((e) => ({
   workerShutdownGraceMs: e.WORKER_SHUTDOWN_GRACE_MS,
   /** The longest a sender's answer is held for `?wait=N` / `Prefer: wait=N` (seconds). */
   syncWaitMaxS: e.SYNC_WAIT_MAX_S,
+  /** Live streams of Brain Logs one API key or panel session may hold open in this process. */
+  streamsPerKey: e.STREAMS_PER_KEY,
   delivery: {
     /** One delivery attempt's limit, from name resolution to the end of the answer. */
     timeoutMs: e.DELIVERY_TIMEOUT_MS,

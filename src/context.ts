@@ -16,6 +16,7 @@ import { createEventsRetention, type EventsRetention } from './events/events-ret
 import { EventsFeed } from './events/events-feed.js';
 import { EventsReplay } from './events/events-replay.js';
 import { EventsService } from './events/events-service.js';
+import { LiveStreams } from './events/live-streams.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './logger.js';
@@ -68,6 +69,8 @@ export class AppContext {
   readonly eventsReplay: EventsReplay;
   /** The live tail of Brain Logs (Server-Sent Events), across instances. */
   readonly eventsFeed: EventsFeed;
+  /** The streams of the API and the panel on that feed, STREAMS_PER_KEY per key or session. */
+  readonly liveStreams: LiveStreams;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -106,6 +109,7 @@ export class AppContext {
     this.usage = new UsageService(db);
     this.eventsReplay = new EventsReplay(db, this.events, this.workspaces);
     this.eventsFeed = new EventsFeed(db, log);
+    this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
     this.admins = new AdminsService(db);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);

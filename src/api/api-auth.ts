@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors.js';
+import { sha256Hex } from '../secrets.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 
 const unauthorized = () =>
@@ -13,13 +14,17 @@ const unauthorized = () =>
     },
   );
 
-/** Resolves the bearer key to the workspace it manages and puts its id in `res.locals.workspaceId`. */
+/**
+ * Resolves the bearer key to the workspace it manages and puts its id in `res.locals.workspaceId`;
+ * `res.locals.caller` names the key (by its hash) for what is counted per key.
+ */
 export function requireApiKey(apiKeys: ApiKeysService): RequestHandler {
   return async (req, res, next) => {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    const workspaceId = match ? await apiKeys.authenticate(match[1] as string) : undefined;
-    if (!workspaceId) throw unauthorized();
+    const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
+    const workspaceId = key ? await apiKeys.authenticate(key) : undefined;
+    if (!key || !workspaceId) throw unauthorized();
     res.locals.workspaceId = workspaceId;
+    res.locals.caller = `api-key:${sha256Hex(key)}`;
     next();
   };
 }

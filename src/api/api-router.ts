@@ -1,8 +1,8 @@
 import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
-import type { EventsFeed } from '../events/events-feed.js';
 import type { EventsReplay } from '../events/events-replay.js';
 import type { EventsService } from '../events/events-service.js';
+import type { LiveStreams } from '../events/live-streams.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
@@ -26,7 +26,7 @@ export interface ApiServices {
   deliveries: DeliveriesService;
   usage: UsageService;
   eventsReplay: EventsReplay;
-  eventsFeed: EventsFeed;
+  liveStreams: LiveStreams;
 }
 
 /**
@@ -46,7 +46,7 @@ export function apiRouter(services: ApiServices): Router {
     eventsRoutes({
       events: services.events,
       replay: services.eventsReplay,
-      feed: services.eventsFeed,
+      streams: services.liveStreams,
     }),
   );
   router.use(usageRoutes(services.usage));

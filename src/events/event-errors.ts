@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 
-/** The refusals of Brain Logs actions (replay), by the `code` they carry. */
+/** The refusals of Brain Logs actions (replay, live streams), by the `code` they carry. */
 export const eventErrors = {
   /** As the receiver's refusal: the same code and words, and when the quota starts again. */
   quotaExceeded: (workspace: { chat_quota: number; quota_resets_at: string }) =>
@@ -18,6 +18,15 @@ export const eventErrors = {
       'event_unfinished',
       'Event not finished',
       'This event is still waiting for its reply; it can be replayed once it is finished.',
+    ),
+  /** STREAMS_PER_KEY: one key or session cannot hold the process's streams (and reads) alone. */
+  tooManyStreams: (limit: number) =>
+    new AppError(
+      429,
+      'too_many_streams',
+      'Too many live streams',
+      `This API key or session already holds ${limit} live streams, the most it may; ` +
+        'close one before opening another.',
     ),
   notReplayable: () =>
     new AppError(

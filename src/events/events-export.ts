@@ -51,7 +51,12 @@ export async function exportEvents(
     if (out.destroyed) return;
     if (!out.write(chunk)) await room(out);
   };
-  const csv = format === 'csv' ? stringify({ header: true, columns: [...CSV_COLUMNS] }) : undefined;
+  // A cell a spreadsheet would read as a formula (=, +, -, @, a tab or a carriage return first)
+  // is written with a leading ': payloads and replies come from outsiders.
+  const csv =
+    format === 'csv'
+      ? stringify({ header: true, columns: [...CSV_COLUMNS], escape_formulas: true })
+      : undefined;
   // The CSV writer is a stream of its own: its output is passed on as it comes.
   const piped = csv ? forward(csv, write) : undefined;
   let count = 0;

@@ -35,6 +35,8 @@ interface Subscriber {
 }
 
 const PAGE = 200;
+/** Events are loaded a few at a time, this many bytes of text at most (always at least one). */
+const LOAD_BYTES = 8 * 1024 * 1024;
 
 /**
  * The live tail of Brain Logs, shared by every stream of this process: one LISTEN on the
@@ -159,20 +161,60 @@ export class EventsFeed {
     for (const seq of subscriber.sent) if (seq <= from) subscriber.sent.delete(seq);
     let after = from;
     for (;;) {
-      const rows = await repo.listChanges(this.db, subscriber.conditions, after.toString(), PAGE);
-      for (const row of rows) {
-        const seq = BigInt(row.change_seq);
-        after = seq;
+      const changes = await repo.listChanges(
+        this.db,
+        subscriber.conditions,
+        after.toString(),
+        PAGE,
+      );
+      const last = changes[changes.length - 1];
+      if (last) after = BigInt(last.change_seq);
+      // What was sent already is seen again by the look back, but not loaded again.
+      const unsent = changes.filter((change) => !subscriber.sent.has(BigInt(change.change_seq)));
+      for (const group of groupsOfBytes(unsent, LOAD_BYTES)) {
         if (subscriber.closed) return;
-        if (subscriber.sent.has(seq)) continue;
-        subscriber.sent.add(seq);
-        if (seq > subscriber.cursor) subscriber.cursor = seq;
-        if (matchesPayload(row.payload, subscriber.conditions.payload ?? [])) {
-          await subscriber.send(row);
-        }
+        await this.sendChanges(subscriber, group);
       }
-      if (rows.length < PAGE) break;
+      if (changes.length < PAGE) break;
     }
     checkpoints.push({ at: now, cursor: subscriber.cursor });
   }
+
+  /** Loads the events of these changes and sends each the filter still matches. */
+  private async sendChanges(subscriber: Subscriber, changes: repo.EventChange[]): Promise<void> {
+    const ids = changes.map((change) => change.id);
+    const rows = await repo.changedEvents(this.db, subscriber.conditions, ids);
+    for (const change of changes) this.markSent(subscriber, BigInt(change.change_seq));
+    for (const row of rows) {
+      if (subscriber.closed) return;
+      // It may have changed again since it was listed: it goes out as it is now, once.
+      this.markSent(subscriber, BigInt(row.change_seq));
+      if (matchesPayload(row.payload, subscriber.conditions.payload ?? [])) {
+        await subscriber.send(row);
+      }
+    }
+  }
+
+  private markSent(subscriber: Subscriber, seq: bigint): void {
+    subscriber.sent.add(seq);
+    if (seq > subscriber.cursor) subscriber.cursor = seq;
+  }
+}
+
+/** Consecutive groups of at most `limit` bytes each (a larger item makes a group of its own). */
+function groupsOfBytes<T extends { bytes: number }>(items: T[], limit: number): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    if (group.length > 0 && bytes + item.bytes > limit) {
+      groups.push(group);
+      group = [];
+      bytes = 0;
+    }
+    group.push(item);
+    bytes += Number(item.bytes);
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }

@@ -17,7 +17,8 @@ export async function lockEvent(
 
 /**
  * Puts finished events back in the queue as if just received: the worker renders them again
- * with the channel's template as it is now. The outcome they had is appended to `history`.
+ * with the channel's template as it is now. The outcome they had is appended to `history`,
+ * which keeps the last 20, long texts cut (events_history_kept, migrations/0017).
  * The status is checked again on the locked rows, so an event a concurrent replay already
  * took is left alone; returns the ids replayed.
  */
@@ -29,7 +30,7 @@ export async function requeueEvents(
 ): Promise<string[]> {
   const { rows } = await db.query<{ id: string }>(
     `update events set
-       history = history || jsonb_build_array(jsonb_build_object(
+       history = events_history_kept(history || jsonb_build_array(jsonb_build_object(
          'status', status,
          'prompt', prompt,
          'reply', reply,
@@ -38,10 +39,11 @@ export async function requeueEvents(
          'completed_at', to_char(completed_at at time zone 'UTC', ${ISO_MS}),
          'model', model,
          'usage', usage,
-         'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS}))),
+         'input_truncated', input_truncated,
+         'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS})))),
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
-       model = null, usage = null,
+       model = null, usage = null, input_truncated = false,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

@@ -28,6 +28,7 @@ export interface EventRow {
   latency_ms: number | null;
   thread_key: string | null;
   missing: string[] | null;
+  input_truncated: boolean;
   /** Earlier outcomes of a replayed event, oldest first. */
   history: unknown[];
   /** Its place in the live tail (Last-Event-ID). */
@@ -44,7 +45,7 @@ export interface EventPreviewRow extends EventRow {
 
 const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing, history, change_seq,
+  model, usage, latency_ms, thread_key, missing, input_truncated, history, change_seq,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 /**
@@ -54,10 +55,18 @@ const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payl
 const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing, history, change_seq,
+  model, usage, latency_ms, thread_key, missing, input_truncated, history, change_seq,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
+
+/**
+ * An event's texts in bytes as stored (payload, prompt, reply, error, history): octet_length
+ * reads a stored text's length, not the text, and a history is short (migrations/0017).
+ */
+const TEXT_BYTES = `(octet_length(payload) + coalesce(octet_length(prompt), 0)
+  + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0)
+  + octet_length(history::text))::integer`;
 
 export interface EventQuery extends EventConditions {
   /** Only events after this one in the listing order (older, or as old with a smaller id). */
@@ -68,7 +77,7 @@ export interface EventQuery extends EventConditions {
 /** Where an event stands in a listing, and how many bytes of text it holds. */
 export interface EventSize {
   id: string;
-  /** payload, prompt, reply and error, in bytes as stored. */
+  /** payload, prompt, reply, error and history, in bytes as stored. */
   bytes: number;
 }
 
@@ -91,8 +100,7 @@ export async function listEventSizes(db: Queryable, query: EventQuery): Promise<
     );
   }
   const { rows } = await db.query<{ id: string; bytes: number }>(
-    `select id, (octet_length(payload) + coalesce(octet_length(prompt), 0)
-                 + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0))::integer as bytes
+    `select id, ${TEXT_BYTES} as bytes
      from events
      where ${where.join(' and ')}
      order by received_at desc, id desc
@@ -140,21 +148,47 @@ export async function countEvents(
   return rows[0]?.count ?? 0;
 }
 
-/** Events of the filter changed (stored, or given a new status) after `afterSeq`, oldest change first. */
+/** One change of an event (stored, or given a new status), before the event is loaded. */
+export interface EventChange extends EventSize {
+  change_seq: string;
+}
+
+/**
+ * Events of the filter changed after `afterSeq`, oldest change first: ids, change numbers and
+ * sizes only, so a live tail loads just the events it has not sent, and not too many at once.
+ */
 export async function listChanges(
   db: Queryable,
   conditions: EventConditions,
   afterSeq: string,
   limit: number,
+): Promise<EventChange[]> {
+  const params: unknown[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  const where = eventsWhere(conditions, param);
+  const { rows } = await db.query<EventChange>(
+    `select id, change_seq, ${TEXT_BYTES} as bytes from events
+     where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint
+     order by change_seq
+     limit ${param(limit)}`,
+    params,
+  );
+  return rows;
+}
+
+/** The events with these ids that the filter still matches, oldest change first. */
+export async function changedEvents(
+  db: Queryable,
+  conditions: EventConditions,
+  ids: readonly string[],
 ): Promise<EventRow[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = eventsWhere(conditions, param);
   const { rows } = await db.query<EventRow>(
     `select ${COLUMNS} from events
-     where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint
-     order by change_seq
-     limit ${param(limit)}`,
+     where ${where.join(' and ')} and id = any(${param(ids)}::bigint[])
+     order by change_seq`,
     params,
   );
   return rows;

@@ -1,6 +1,5 @@
 import { Router } from 'express';
 import { exportEvents, EXPORT_TYPES } from './events-export.js';
-import type { EventsFeed } from './events-feed.js';
 import type { EventsReplay } from './events-replay.js';
 import {
   parseExportQuery,
@@ -9,18 +8,16 @@ import {
   parseStreamQuery,
 } from './events-schemas.js';
 import type { EventsService } from './events-service.js';
+import type { LiveStreams } from './live-streams.js';
 
 export interface EventsRoutesDeps {
   events: EventsService;
   replay: EventsReplay;
-  feed: EventsFeed;
+  streams: LiveStreams;
 }
 
-const HEARTBEAT_MS = 15_000;
-const LAST_EVENT_ID = /^\d{1,19}$/;
-
 /** `/api/v1/events`: Brain Logs for the workspace of the API key (`res.locals.workspaceId`). */
-export function eventsRoutes({ events, replay, feed }: EventsRoutesDeps): Router {
+export function eventsRoutes({ events, replay, streams }: EventsRoutesDeps): Router {
   const router = Router();
 
   router.get('/events', async (req, res) => {
@@ -42,29 +39,10 @@ export function eventsRoutes({ events, replay, feed }: EventsRoutesDeps): Router
 
   router.get('/events/stream', async (req, res) => {
     const filter = parseStreamQuery(req.query);
-    const conditions = events.conditions(res.locals.workspaceId, filter);
-    const lastId = req.get('Last-Event-ID')?.trim();
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-      // Proxies such as nginx would otherwise hold messages back.
-      'X-Accel-Buffering': 'no',
-    });
-    res.write('retry: 3000\n\n');
-    const unsubscribe = await feed.subscribe(
-      conditions,
-      lastId && LAST_EVENT_ID.test(lastId) ? lastId : undefined,
-      async (row) => {
-        const [event] = await events.present([row]);
-        res.write(`id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify(event)}\n\n`);
-      },
-      () => res.end(),
-    );
-    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
-    res.on('close', () => {
-      clearInterval(heartbeat);
-      unsubscribe();
+    await streams.serve(req, res, {
+      owner: res.locals.caller,
+      conditions: events.conditions(res.locals.workspaceId, filter),
+      message: async (row) => (await events.present([row]))[0],
     });
   });
 

@@ -88,8 +88,16 @@ const bodyChannelId = z
   .union([channelId, z.number().int().positive().transform(String)])
   .optional();
 
+/** Required: a body that forgot it must not replay (and spend the quota on) every event. */
+const dryRun = z.boolean({
+  error: (issue) =>
+    issue.input === undefined
+      ? 'is required: true only counts the events, false replays them'
+      : undefined,
+});
+
 const replayBodySchema = z
-  .strictObject({ ...filterFields, channel_id: bodyChannelId, dry_run: z.boolean().default(false) })
+  .strictObject({ ...filterFields, channel_id: bodyChannelId, dry_run: dryRun })
   .transform((body) => ({ dryRun: body.dry_run, filter: toFilter(body) }));
 
 /** `POST /api/v1/events/replay`: the list's filters as a JSON body, and `dry_run`. */

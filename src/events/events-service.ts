@@ -45,7 +45,12 @@ export interface EventJson {
   thread_key: string | null;
   /** Placeholders of the template and system prompt that were absent or null in the payload. */
   missing: string[];
-  /** Earlier outcomes, oldest first, kept when the event was replayed. */
+  /** The last AI call sent less than was rendered: cut to AI_MAX_INPUT_CHARS. */
+  input_truncated: boolean;
+  /**
+   * Earlier outcomes, oldest first, kept when the event was replayed: the last 20, each text
+   * cut to its first 10,000 characters and `…[truncated]`.
+   */
   history: unknown[];
 }
 
@@ -237,7 +242,10 @@ export class EventsService {
     let more = false;
     for await (const row of scanEvents(this.db, conditions, { after, batchSize: limit + 1 })) {
       const size =
-        Buffer.byteLength(row.payload) + (row.prompt?.length ?? 0) + (row.reply?.length ?? 0);
+        Buffer.byteLength(row.payload) +
+        (row.prompt?.length ?? 0) +
+        (row.reply?.length ?? 0) +
+        (row.history.length ? JSON.stringify(row.history).length : 0);
       if (rows.length >= limit || (rows.length > 0 && bytes + size > PAGE_BYTES)) {
         more = true;
         break;
@@ -362,6 +370,7 @@ export function toEventJson(row: repo.EventRow, delivery?: EventDelivery): Event
     latency_ms: row.latency_ms,
     thread_key: row.thread_key,
     missing: row.missing ?? [],
+    input_truncated: row.input_truncated,
     history: row.history,
   };
 }

@@ -7,8 +7,6 @@ import { logsUrl, parseLogFilter } from './log-filters.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
 import { pathId } from './forms.js';
 
-const HEARTBEAT_MS = 15_000;
-
 /**
  * What Brain Logs does besides showing: download a filter's events, follow them live, replay
  * one event or a filter's worth. The same services as the API, behind the panel's sign-in.
@@ -31,29 +29,13 @@ export function logActions(ctx: PanelServices): Router {
   // The live tail of the page's filter, for public/logs.js.
   router.get('/stream', async (req, res) => {
     const { filter } = parseLogFilter(req.query);
-    const conditions = ctx.events.conditions(workspaceId(res), filter);
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      'X-Accel-Buffering': 'no',
-    });
-    res.write('retry: 3000\n\n');
-    const lastId = req.get('Last-Event-ID')?.trim();
-    const unsubscribe = await ctx.eventsFeed.subscribe(
-      conditions,
-      lastId && /^\d{1,19}$/.test(lastId) ? lastId : undefined,
-      (row) => {
+    await ctx.liveStreams.serve(req, res, {
+      owner: `session:${signedIn(res).session.id}`,
+      conditions: ctx.events.conditions(workspaceId(res), filter),
+      message: (row) => {
         const { id, status } = toEventJson(row);
-        res.write(
-          `id: ${row.change_seq}\nevent: event\ndata: ${JSON.stringify({ id, status })}\n\n`,
-        );
+        return { id, status };
       },
-      () => res.end(),
-    );
-    const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
-    res.on('close', () => {
-      clearInterval(heartbeat);
-      unsubscribe();
     });
   });
 

@@ -4,9 +4,9 @@ import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { Config } from '../config.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
-import type { EventsFeed } from '../events/events-feed.js';
 import type { EventsReplay } from '../events/events-replay.js';
 import type { EventsService } from '../events/events-service.js';
+import type { LiveStreams } from '../events/live-streams.js';
 import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -38,7 +38,7 @@ export interface PanelServices {
   /** Brain Logs replay, one event or a filter's worth. */
   eventsReplay: EventsReplay;
   /** Brain Logs live tail. */
-  eventsFeed: EventsFeed;
+  liveStreams: LiveStreams;
   /** The receiver, for the editor's "send test event". */
   ingest: IngestService;
   /** The workspace ADMIN_API_KEY manages. */

@@ -14,16 +14,19 @@ export function readString(cur: JsonCursor): string {
   const end = cur.end;
   let pos = cur.pos + 1;
   let chunkStart = pos;
-  let out = '';
+  // Pieces joined once at the end: `+=` would leave a chain of two small strings per escape.
+  const parts: string[] = [];
   while (pos < end) {
     const c = src.charCodeAt(pos);
     if (c === 0x22) {
       cur.pos = pos + 1;
-      return out + src.slice(chunkStart, pos);
+      const last = src.slice(chunkStart, pos);
+      if (parts.length === 0) return last;
+      parts.push(last);
+      return parts.join('');
     }
     if (c === 0x5c) {
-      out += src.slice(chunkStart, pos);
-      out += readEscape(cur, pos);
+      parts.push(src.slice(chunkStart, pos), readEscape(cur, pos));
       pos += src.charCodeAt(pos + 1) === 0x75 ? 6 : 2;
       chunkStart = pos;
     } else if (c < 0x20) {

@@ -26,6 +26,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
     leaseMs: config.workerLeaseMs,
     maxAttempts: config.ai.maxAttempts,
     retryBaseMs: config.workerRetryBaseMs,
+    maxInputChars: config.ai.maxInputChars,
     // Within the process's own shutdown deadline, with time left to give the events back.
     shutdownGraceMs: Math.min(
       config.workerShutdownGraceMs,

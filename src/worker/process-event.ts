@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AiError, type AiProvider, type AiReply, type AiRequest } from '../ai/ai-provider.js';
 import { toAiSettings } from '../ai/ai-settings.js';
+import { fitToInputLimit } from '../ai/input-limit.js';
 import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../logger.js';
@@ -24,6 +25,8 @@ export interface ProcessDeps {
   leaseMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** AI_MAX_INPUT_CHARS: what one call sends (system prompt, history, prompt) is cut to it. */
+  maxInputChars: number;
   /** AI_MODEL: the model recorded for channels that name none (null with the echo and no model). */
   defaultModel?: string;
   /** Told when a retried event is due again, so the worker can wake for it on time. */
@@ -98,25 +101,33 @@ export async function processEvent(
       error: storableText(`The stored payload is not valid JSON: ${messageOf(error)}`),
     });
   }
-  const { prompt } = request;
-
-  if (prompt.trim() === '') {
+  if (request.prompt.trim() === '') {
     log.info({ eventId }, 'event skipped: the prompt is empty');
-    return finish({ status: 'skipped', prompt, missing });
+    return finish({ status: 'skipped', prompt: request.prompt, missing });
   }
 
+  let droppedTurns = 0;
   if (event.thread_key !== null && (settings.history ?? 0) > 0) {
-    request.history = await threadHistory(
+    const room = deps.maxInputChars - (request.system?.length ?? 0) - request.prompt.length;
+    const thread = await threadHistory(
       db,
       event.channel_id,
       event.thread_key,
       eventId,
       settings.history ?? 0,
+      room,
     );
+    request.history = thread.turns;
+    droppedTurns = thread.dropped;
   }
+  const fitted = fitToInputLimit(request, deps.maxInputChars);
+  request = fitted.request;
+  const inputTruncated = fitted.truncated || droppedTurns > 0;
+  // The prompt stored is the one sent.
+  const { prompt } = request;
 
   const model = request.model ?? deps.defaultModel ?? null;
-  const attempts = await deps.recordStarted({ eventId, prompt, missing, model });
+  const attempts = await deps.recordStarted({ eventId, prompt, missing, model, inputTruncated });
   if (attempts === undefined) return lost(deps, eventId);
 
   const started = performance.now();

@@ -9,11 +9,14 @@ export interface Start {
   missing: readonly string[];
   /** The model the call names, or null (the echo without AI_MODEL). */
   model: string | null;
+  /** The call's input was cut to AI_MAX_INPUT_CHARS (false when not given). */
+  inputTruncated?: boolean;
 }
 
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
- * start together): stores each prompt, the placeholders it missed and the model it names,
+ * start together): stores each prompt (as sent), the placeholders it missed, the model it names
+ * and whether its input was cut,
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
@@ -42,9 +45,10 @@ export async function startAttempts(
        prompt = started.prompt,
        missing = started.missing::text[],
        model = started.model,
+       input_truncated = started.input_truncated,
        locked_until = now() + $2::integer * interval '1 millisecond'
-     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[])
-       as started(id, prompt, missing, model)
+     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[])
+       as started(id, prompt, missing, model, input_truncated)
      where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
        and exists (select from no_flush_wait)
      returning events.id, events.attempts`,
@@ -55,6 +59,7 @@ export async function startAttempts(
       starts.map((start) => start.prompt),
       starts.map((start) => textArrayLiteral(start.missing)),
       starts.map((start) => start.model),
+      starts.map((start) => start.inputTruncated ?? false),
     ],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },

@@ -33,6 +33,8 @@ export interface WorkerOptions {
   leaseMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** AI_MAX_INPUT_CHARS. */
+  maxInputChars: number;
   shutdownGraceMs: number;
   /** Names this worker in `locked_by`; unique per worker by default. */
   workerId?: string;
@@ -80,6 +82,7 @@ export class Worker {
       leaseMs,
       maxAttempts,
       retryBaseMs,
+      maxInputChars: options.maxInputChars,
       workerId: this.id,
       defaultModel: options.defaultModel,
       // A server's `Retry-After` is kept to the millisecond rather than to the next poll.

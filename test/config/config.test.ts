@@ -14,8 +14,9 @@ describe('configuration', () => {
       defaultChatQuota: 1000,
       rateLimit: { windowMs: 60_000, perChannel: 600, perIp: 1200 },
       bodyLimitBytes: 1024 * 1024,
-      ai: { provider: 'echo', timeoutMs: 30_000 },
+      ai: { provider: 'echo', timeoutMs: 30_000, maxInputChars: 200_000 },
       role: 'all',
+      streamsPerKey: 10,
     });
     expect(Object.isFrozen(config.rateLimit)).toBe(true);
     expect(parseConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
@@ -37,6 +38,8 @@ describe('configuration', () => {
       /^AI_BASE_URL is required when AI_PROVIDER=openai; AI_MODEL is required when AI_PROVIDER=openai$/,
     ],
     [{ ROLE: 'boss' }, /^ROLE /],
+    [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY must be at least 1/],
+    [{ AI_MAX_INPUT_CHARS: '10' }, /^AI_MAX_INPUT_CHARS must be at least 100/],
     [{ ADMIN_EMAIL: 'a@b.co' }, /^ADMIN_PASSWORD must be set together/],
     [{ PUBLIC_BASE_URL: 'ftp://x' }, /^PUBLIC_BASE_URL must be an http/],
   ])('refuses %o with one line naming the variable', (env, message) => {

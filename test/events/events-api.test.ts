@@ -85,6 +85,7 @@ describe('GET /api/v1/events/{id}', () => {
       latency_ms: null,
       thread_key: null,
       missing: [],
+      input_truncated: false,
       history: [],
     } satisfies Record<keyof EventJson, unknown>);
 

@@ -176,6 +176,26 @@ describe('POST /api/v1/events/replay', () => {
     ]);
   });
 
+  it('requires dry_run: a body without it replays nothing (400 naming the field)', async () => {
+    const channel = await driver.createChannel({ name: 'Careful', template: 'C {{n}}' });
+    await driver.sendEvent(channel.webhook_url, { n: 1 });
+    await work();
+    const used = await chatsUsed();
+    for (const body of [{}, { channel_id: channel.id }]) {
+      const res = await driver.api('post', '/events/replay').send(body);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.code).toBe('validation_failed');
+      expect(res.body.detail).toMatch(/^dry_run: is required/);
+      expect(res.body.errors).toEqual([{ path: 'dry_run', message: expect.any(String) }]);
+    }
+    const empty = await driver.api('post', '/events/replay');
+    expect(empty.status).toBe(400);
+    expect(empty.body.detail).toMatch(/dry_run/);
+    expect(await chatsUsed()).toBe(used);
+    expect((await driver.eventsOf(channel.id)).map((e) => e.status)).toEqual(['replied']);
+  });
+
   it('refuses unknown fields and bad values with 400', async () => {
     const res = await driver.api('post', '/events/replay').send({ dry_run: 'yes' });
     expect(res.status).toBe(400);
