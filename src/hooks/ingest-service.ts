@@ -12,6 +12,7 @@ import {
 } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
+import type { DecodeBudget } from './decode-budget.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
@@ -74,6 +75,8 @@ export class IngestService {
     private readonly bodyLimitBytes: number,
     /** Times each batch's write (the metrics' eventBatchWrites). */
     batchWrites: Pick<Histogram, 'startTimer'>,
+    /** The memory the decoders of compressed bodies may hold at once. */
+    readonly decodeBudget: DecodeBudget,
   ) {
     const store = new batch.EventBatchStore(db);
     const write = async (events: batch.IncomingEvent[], deadline: number) => {
@@ -157,7 +160,7 @@ export class IngestService {
       headers,
       received,
       webhook.senderIp,
-      this.bodyLimitBytes,
+      { bodyLimitBytes: this.bodyLimitBytes, decodeBudget: this.decodeBudget },
       webhook.fromPanel,
     );
     if (!checked.ok) return reject(request.with(checked.kept, checked.keptOf), checked.error);
