@@ -138,6 +138,18 @@ export const hookErrors = {
         `Send it again in ${DECODERS_BUSY_RETRY_S} s.`,
       { 'Retry-After': String(DECODERS_BUSY_RETRY_S) },
     ),
+  /** `event_id` names the event the key was first accepted for, which the sender can look up. */
+  idempotencyKeyReused: (firstEventId: string) =>
+    new AppError(
+      422,
+      'idempotency_key_reused',
+      'Idempotency key reused',
+      `This request's idempotency key was accepted on this channel for a different body ` +
+        `(event ${firstEventId}) within the channel's dedup window. A new body needs a new key; ` +
+        'a retry must repeat the first body exactly.',
+      {},
+      { event_id: firstEventId },
+    ),
   invalidEncoding: (encoding: string) =>
     new AppError(
       400,
