@@ -110,7 +110,8 @@ function inflateUpTo(
         chunks.push(chunk);
         return;
       }
-      settle({ head: Buffer.concat([...chunks, chunk]).subarray(0, headBytes) });
+      // A copy of the head only: a view of the whole output would keep all of it alive.
+      settle({ head: Buffer.concat([...chunks, chunk], Math.min(size, headBytes)) });
       decoder.destroy();
     });
     decoder.on('end', () => settle({ bytes: Buffer.concat(chunks, size) }));
