@@ -165,6 +165,20 @@ describe('one idempotency key, two bodies', () => {
     expect(retry.body).toMatchObject({ event_id: first.body.event_id, duplicate: true });
   });
 
+  it('answers 422 before the quota: a reused key is refused as such when no chat is left', async () => {
+    const channel = await driver.createChannel();
+    const keyed = { headers: { 'webhook-id': 'msg-quota-reused' } };
+    const first = await driver.sendEvent(channel.webhook_url, { v: 1 }, keyed);
+    await driver.setWorkspace({ chat_quota: await chatsUsed() }).expect(200);
+    try {
+      const reused = await driver.sendEvent(channel.webhook_url, { v: 2 }, keyed);
+      expect(reused.status).toBe(422);
+      expect(reused.body).toMatchObject({ event_id: first.body.event_id });
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
+
   it('takes keys from different headers as different keys', async () => {
     const channel = await driver.createChannel();
     const idempotency = await driver.sendEvent(
