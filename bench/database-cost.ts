@@ -11,6 +11,7 @@
  * BENCH_DATABASE_URL picks the server (default postgres://postgres@127.0.0.1:5432/postgres); it
  * must run on this machine (its backend's CPU time is read from /proc).
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -116,8 +117,9 @@ async function main() {
       dedupKey: undefined,
     };
     // A Standard Webhooks sender's request as the event keeps it, with its delivery id as the
-    // dedup key (what `auto` duplicate detection stores for every event).
+    // dedup key and the hash of its body (what `auto` duplicate detection stores for every event).
     let delivery = 0;
+    const bodyHash = createHash('sha256').update(orderPayload).digest('hex');
     const signedEvent = (): IncomingEvent => {
       const id = `msg_bench_${++delivery}`;
       return {
@@ -129,7 +131,8 @@ async function main() {
           'webhook-timestamp': '1795000000',
           'webhook-signature': `v1,${'x'.repeat(44)}`,
         },
-        dedupKey: id,
+        dedupKey: `webhook-id:${id}`,
+        bodyHash,
       };
     };
     const storeIn =

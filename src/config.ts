@@ -82,6 +82,7 @@ const envSchema = z
     RATE_LIMIT_PER_CHANNEL: integer(1).default(600),
     RATE_LIMIT_PER_IP: integer(1).default(1200),
     BODY_LIMIT: byteSize.default(bytes.parse('1mb') as number),
+    DECODE_MEMORY_LIMIT: byteSize.default(bytes.parse('256mb') as number),
     AI_PROVIDER: z.enum(['echo', 'openai']).default('echo'),
     AI_BASE_URL: optionalText.pipe(httpUrl.optional()),
     AI_API_KEY: optionalText,
@@ -170,6 +171,11 @@ const configSchema = envSchema.transform((e) => ({
     perIp: e.RATE_LIMIT_PER_IP,
   },
   bodyLimitBytes: e.BODY_LIMIT,
+  /**
+   * What the decoders of compressed webhook bodies may hold at once; a body beyond it is answered
+   * 503 with Retry-After (see hooks/decode-budget.ts).
+   */
+  decodeMemoryLimitBytes: e.DECODE_MEMORY_LIMIT,
   /** A webhook body still arriving this long after the request began is answered 408. */
   bodyTimeoutMs: e.BODY_TIMEOUT_MS,
   /** A process asked to stop has exited by then, whatever its dependencies do (non-zero if late). */

@@ -17,6 +17,7 @@ import { EventsFeed } from './events/events-feed.js';
 import { EventsReplay } from './events/events-replay.js';
 import { EventsService } from './events/events-service.js';
 import { LiveStreams } from './events/live-streams.js';
+import { DecodeBudget } from './hooks/decode-budget.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './logger.js';
@@ -101,7 +102,12 @@ export class AppContext {
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
       onChanged: (tokenHash) => this.ingest.forgetChannel(tokenHash),
     });
-    this.ingest = new IngestService(db, config.bodyLimitBytes, this.metrics.eventBatchWrites);
+    this.ingest = new IngestService(
+      db,
+      config.bodyLimitBytes,
+      this.metrics.eventBatchWrites,
+      new DecodeBudget(config.decodeMemoryLimitBytes),
+    );
     this.deliveries = new DeliveriesService(db);
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);

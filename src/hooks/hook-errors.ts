@@ -1,4 +1,8 @@
 import { AppError } from '../errors.js';
+import { MAX_CONTENT_ENCODINGS } from './decode-body.js';
+
+// A decoder finishes within milliseconds: room in the budget is soon there again.
+const DECODERS_BUSY_RETRY_S = 1;
 
 /** Every refusal a webhook sender can see, by the `code` it carries. */
 export const hookErrors = {
@@ -116,6 +120,35 @@ export const hookErrors = {
       'unsupported_media_type',
       'Unsupported media type',
       `Content-Encoding ${encoding} is not supported; send the body as it is, or as gzip, deflate or br.`,
+    ),
+  tooManyEncodings: (count: number) =>
+    new AppError(
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      `The body names ${count} content encodings; at most ${MAX_CONTENT_ENCODINGS} are decoded.`,
+    ),
+  /** Compressed bodies decoded at once hold at most DECODE_MEMORY_LIMIT; this one did not fit. */
+  decodersBusy: () =>
+    new AppError(
+      503,
+      'service_unavailable',
+      'Service unavailable',
+      'Too many compressed bodies are being decoded at once; nothing was stored. ' +
+        `Send it again in ${DECODERS_BUSY_RETRY_S} s.`,
+      { 'Retry-After': String(DECODERS_BUSY_RETRY_S) },
+    ),
+  /** `event_id` names the event the key was first accepted for, which the sender can look up. */
+  idempotencyKeyReused: (firstEventId: string) =>
+    new AppError(
+      422,
+      'idempotency_key_reused',
+      'Idempotency key reused',
+      `This request's idempotency key was accepted on this channel for a different body ` +
+        `(event ${firstEventId}) within the channel's dedup window. A new body needs a new key; ` +
+        'a retry must repeat the first body exactly.',
+      {},
+      { event_id: firstEventId },
     ),
   invalidEncoding: (encoding: string) =>
     new AppError(

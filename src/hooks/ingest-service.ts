@@ -12,10 +12,11 @@ import {
 } from '../template/index.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
+import type { DecodeBudget } from './decode-budget.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import { hookErrors } from './hook-errors.js';
-import { dedupKey } from './dedup.js';
+import { dedupKey, keyedBodyHash } from './dedup.js';
 import * as repo from './ingest-repo.js';
 import { limitBody, type BodyResult } from './read-body.js';
 import { keptBody } from './rejected-body.js';
@@ -74,6 +75,8 @@ export class IngestService {
     private readonly bodyLimitBytes: number,
     /** Times each batch's write (the metrics' eventBatchWrites). */
     batchWrites: Pick<Histogram, 'startTimer'>,
+    /** The memory the decoders of compressed bodies may hold at once. */
+    readonly decodeBudget: DecodeBudget,
   ) {
     const store = new batch.EventBatchStore(db);
     const write = async (events: batch.IncomingEvent[], deadline: number) => {
@@ -132,7 +135,8 @@ export class IngestService {
 
   /**
    * Runs the checks that need the body, in order: disabled, sender address, size, encoding,
-   * signature, media type, JSON, object, duplicate, quota; and stores what it decides.
+   * signature, media type, JSON, object, duplicate (or a key reused for another body), quota;
+   * and stores what it decides.
    */
   async receive(webhook: IncomingWebhook): Promise<IngestOutcome> {
     const { channel, headers } = webhook;
@@ -157,7 +161,7 @@ export class IngestService {
       headers,
       received,
       webhook.senderIp,
-      this.bodyLimitBytes,
+      { bodyLimitBytes: this.bodyLimitBytes, decodeBudget: this.decodeBudget },
       webhook.fromPanel,
     );
     if (!checked.ok) return reject(request.with(checked.kept, checked.keptOf), checked.error);
@@ -176,6 +180,8 @@ export class IngestService {
     if (stored.outcome === 'duplicate') {
       return { accepted: true, eventId: stored.first.id, duplicate: stored.first };
     }
+    if (stored.outcome === 'key_reused')
+      return reject(request.with(body), hookErrors.idempotencyKeyReused(stored.firstId));
     const { outcome, eventId } = stored;
     if (outcome === 'accepted') return { accepted: true, eventId: eventId as string };
     return { accepted: false, eventId, error: await this.storeRefusal(channel, outcome) };
@@ -183,18 +189,26 @@ export class IngestService {
 
   /**
    * Stores an event through the group commit. One whose key an earlier event holds is answered
-   * as that event's duplicate, or, when the key's window has passed (the key is then freed), is
-   * stored again; every try is bounded by `deadline`.
+   * as that event's duplicate, or `key_reused` when that event's body was another; when the key's
+   * window has passed (the key is then freed), it is stored again. Every try is bounded by
+   * `deadline`.
    */
   private async store(
     event: batch.IncomingEvent,
     deadline: number,
-  ): Promise<Exclude<batch.StoredEvent, { outcome: 'key_taken' }>> {
+  ): Promise<
+    | Exclude<batch.StoredEvent, { outcome: 'key_taken' }>
+    | { outcome: 'key_reused'; firstId: string }
+  > {
     for (;;) {
       const stored = await this.batches.submit(event, deadline);
       if (stored.outcome !== 'key_taken') return stored;
-      const first = await batch.countDuplicateOfKey(this.db, event, deadline);
-      if (first) return { outcome: 'duplicate', first };
+      const held = await batch.countDuplicateOfKey(this.db, event, deadline);
+      if (!held) continue;
+      const { sameBody, ...first } = held;
+      return sameBody
+        ? { outcome: 'duplicate', first }
+        : { outcome: 'key_reused', firstId: first.id };
     }
   }
 
@@ -293,12 +307,14 @@ function incomingEvent(
     const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
     return { refusal: hookErrors.invalidJson(reason) };
   }
+  const key = dedupKey(channel.dedup, headers, () => payload as JsonValue);
   return {
     channel,
     payload: text,
     headers: request.headers,
     senderIp: request.senderIp,
-    dedupKey: dedupKey(channel.dedup, headers, () => payload as JsonValue),
+    dedupKey: key,
+    bodyHash: key === undefined ? undefined : keyedBodyHash(channel.dedup, body),
     threadKey: payload ? renderThreadKey(channel.thread_key_template, payload) : null,
   };
 }

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { AppError } from '../errors.js';
+import type { DecodeBudget } from './decode-budget.js';
 import { decodeBody } from './decode-body.js';
 import { hookErrors } from './hook-errors.js';
 import type { ReceivingChannel } from './ingest-repo.js';
@@ -20,17 +21,20 @@ export type CheckedBody =
 /**
  * The receiver's checks between "disabled" and "media type", in the order senders rely on:
  * sender address (403), size (413, of the bytes received and of the decoded body), encoding
- * (415 unknown, 400 undecodable), signature (401) over the decoded body. The panel's own test event
- * (`fromPanel`) comes from a signed-in admin: no address or signature is asked of it.
+ * (415 unknown or too many, 400 undecodable), signature (401) over the decoded body. The panel's
+ * own test event (`fromPanel`) comes from a signed-in admin: no address or signature is asked of
+ * it. Throws the 503 for a compressed body that the decoders' budget has no room for now: that
+ * one is not recorded, as no 503 is followed by a stored event.
  */
 export async function checkSender(
   channel: ReceivingChannel,
   headers: IncomingHttpHeaders,
   body: BodyResult,
   senderIp: string | undefined,
-  bodyLimitBytes: number,
+  limits: { bodyLimitBytes: number; decodeBudget: DecodeBudget },
   fromPanel = false,
 ): Promise<CheckedBody> {
+  const { bodyLimitBytes } = limits;
   const received = body.tooLarge ? body.head : body.bytes;
   const keptOf = body.tooLarge ? body.received : body.bytes.length;
   if (!fromPanel && !isSenderAllowed(channel.allowed_ips, senderIp))
@@ -43,6 +47,7 @@ export async function checkSender(
     headerValue(headers, 'content-encoding'),
     bodyLimitBytes,
     REJECTED_BODY_BYTES,
+    limits.decodeBudget,
   );
   if (!decoded.ok) {
     switch (decoded.problem) {
@@ -60,8 +65,12 @@ export async function checkSender(
           error: hookErrors.unsupportedEncoding(decoded.encoding),
           kept: received,
         };
+      case 'too_many':
+        return { ok: false, error: hookErrors.tooManyEncodings(decoded.count), kept: received };
       case 'invalid':
         return { ok: false, error: hookErrors.invalidEncoding(decoded.encoding), kept: received };
+      case 'busy':
+        throw hookErrors.decodersBusy();
     }
   }
 

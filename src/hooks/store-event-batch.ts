@@ -11,6 +11,11 @@ export interface IncomingEvent {
   senderIp: string | undefined;
   /** The request's dedup key, or undefined when it cannot be a duplicate. */
   dedupKey: string | undefined;
+  /**
+   * The body's SHA-256 (hex), kept with a key from a header (see keyedBodyHash): a request with
+   * the key and another body is no duplicate. Absent: any body with the key is a duplicate.
+   */
+  bodyHash?: string;
   /** The rendered thread key (see renderThreadKey); absent or null: no thread. */
   threadKey?: string | null;
 }
@@ -27,7 +32,8 @@ export interface FirstEvent {
  * What became of one event of a batch: `eventId` is the stored event (none for a 404). A
  * duplicate of an event this same batch stored gives it as `first`. `key_taken`: the request's
  * key is held by an event stored before (by an earlier batch, or by another transaction while
- * this one ran); nothing was stored for it, and countDuplicateOfKey answers it.
+ * this one ran), or an earlier request of this batch has it with another body; nothing was
+ * stored for it, and countDuplicateOfKey answers it.
  */
 export type StoredEvent =
   | {
@@ -73,10 +79,11 @@ const storeEventBatchStatement = (
                 when not channels.enabled then 'channel_disabled'
            end as refusal
     from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
-                $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[])
+                $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[],
+                $15::text[])
            with ordinality
            as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
-                    thread_key, repeat, payload_start, payload_bytes, position)
+                    thread_key, repeat, payload_start, payload_bytes, body_hash, position)
     join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
       on headers.position = batch.position
     left join channels on channels.id = batch.channel_id
@@ -141,11 +148,11 @@ const storeEventBatchStatement = (
   -- pay for 'on conflict'.
   claimed as (
     insert into events (id, workspace_id, channel_id, status, payload, headers, sender_ip,
-                        duplicates, thread_key, dedup_key, dedup_expires_at)
+                        duplicates, thread_key, dedup_key, dedup_expires_at, dedup_body_hash)
     overriding system value
     select numbered.id, workspace_id, numbered.channel_id, 'pending', payload, headers,
            sender_ip, coalesce(repeats.n, 0), thread_key, numbered.dedup_key,
-           now() + make_interval(secs => window_s)
+           now() + make_interval(secs => window_s), decode(body_hash, 'hex')
     from numbered
     left join repeats on repeats.channel_id = numbered.channel_id
                      and repeats.dedup_key = numbered.dedup_key
@@ -215,8 +222,9 @@ const STORE_EVENT_BATCH = {
  *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
  *   rejected) or `channel_not_found` (not stored).
  * - Duplicates are decided before the quota, and use none of it. A request whose key an earlier
- *   request of the batch has shares that request's fate. The other keyed requests that fit the
- *   quota store their event with its key (migrations/0015), as `claim` says (KeyClaim): one
+ *   request of the batch has shares that request's fate; with another body (both known), it is
+ *   not sent and comes back `key_taken`. The other keyed requests that fit the quota store
+ *   their event with its key and body hash (migrations/0015, 0018), as `claim` says (KeyClaim): one
  *   whose key another event holds is `key_taken` and spends no quota, or, claimed unchecked,
  *   fails the statement, and nothing of the batch is stored (see EventBatchStore). A first event
  *   stored by this statement is stored with its duplicates in the batch counted. Those of an
@@ -236,6 +244,30 @@ export async function storeEventBatch(
   events: IncomingEvent[],
   deadline: number,
   claim: KeyClaim = 'checked',
+): Promise<StoredEvent[]> {
+  const uses = keyUsesInBatch(events);
+  // A request that uses an earlier one's key for another body is no repeat of it: it is left
+  // out, and answered once the batch is committed, against whatever event then holds the key.
+  if (!uses.includes('reused')) return storeSent(db, events, uses, deadline, claim);
+  const stored = await storeSent(
+    db,
+    events.filter((_, i) => uses[i] !== 'reused'),
+    uses.filter((use) => use !== 'reused'),
+    deadline,
+    claim,
+  );
+  let next = 0;
+  return uses.map((use) =>
+    use === 'reused' ? { outcome: 'key_taken' } : (stored[next++] as StoredEvent),
+  );
+}
+
+async function storeSent(
+  db: Queryable,
+  events: IncomingEvent[],
+  uses: KeyUse[],
+  deadline: number,
+  claim: KeyClaim,
 ): Promise<StoredEvent[]> {
   const { rows } = await db.query<{
     id: string | null;
@@ -263,10 +295,11 @@ export async function storeEventBatch(
       JSON.stringify(events.map((e) => e.headers)),
       events.map((e) => e.senderIp ?? null),
       events.map((e) => e.threadKey ?? null),
-      repeatsInBatch(events),
+      uses.map((use) => use === 'repeat'),
       new Date(deadline).toISOString(),
       `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,
       ...payloadSlices(events),
+      events.map((e) => e.bodyHash ?? null),
     ],
     // Planning this statement took the database more time than running it for 50 events.
     { name: `store-event-batch-${claim}`, deadline, commitsByDeadline: true },
@@ -332,43 +365,64 @@ function payloadSlices(events: IncomingEvent[]): [number[], number[]] {
 }
 
 /**
- * For each event, whether an earlier event of the batch has its dedup key on the same channel
- * URL: it then shares that event's fate. Marked here rather than by a window function in the
- * statement, which cost the database more per keyed event.
+ * How an event of a batch uses its dedup key: `first` of the batch with it on its channel URL;
+ * a `repeat` of the first (the same body, or a key not kept with its body), which then shares
+ * that event's fate; the key `reused` for another body. Marked here rather than by a window
+ * function in the statement, which cost the database more per keyed event.
  */
-function repeatsInBatch(events: IncomingEvent[]): boolean[] {
-  const keys = new Set<string>();
-  return events.map(({ channel, dedupKey }) => {
-    if (dedupKey === undefined) return false;
+type KeyUse = 'none' | 'first' | 'repeat' | 'reused';
+
+function keyUsesInBatch(events: IncomingEvent[]): KeyUse[] {
+  const firstBodies = new Map<string, string | undefined>();
+  return events.map(({ channel, dedupKey, bodyHash }) => {
+    if (dedupKey === undefined) return 'none';
     const key = `${channel.id} ${channel.webhook_token_hash} ${dedupKey}`;
-    if (keys.has(key)) return true;
-    keys.add(key);
-    return false;
+    if (!firstBodies.has(key)) {
+      firstBodies.set(key, bodyHash);
+      return 'first';
+    }
+    const firstBody = firstBodies.get(key);
+    return firstBody === undefined || bodyHash === undefined || firstBody === bodyHash
+      ? 'repeat'
+      : 'reused';
   });
 }
 
 /**
  * Answers a request whose key an event stored before holds (`key_taken`): counts one more
- * duplicate on that event and reads its state, in one statement committed on its own. When the
- * key's window has passed, it is freed instead (the old event keeps everything but its key) and
- * nothing is returned: the request is then not a duplicate, and is stored again. Nothing is
- * returned either when the event has gone (retention), which frees its key too.
+ * duplicate on that event and reads its state, in one statement committed on its own. When that
+ * event was accepted with another body (both bodies' hashes known), nothing is counted and it
+ * comes back with `sameBody: false`. When the key's window has passed, it is freed instead (the
+ * old event keeps everything but its key) and nothing is returned: the request is then not a
+ * duplicate, and is stored again. Nothing is returned either when the event has gone
+ * (retention), which frees its key too.
  */
 export async function countDuplicateOfKey(
   db: Queryable,
   event: IncomingEvent,
   deadline?: number,
-): Promise<FirstEvent | undefined> {
-  const { rows } = await db.query<FirstEvent>(
+): Promise<(FirstEvent & { sameBody: boolean }) | undefined> {
+  const { rows } = await db.query<FirstEvent & { same_body: boolean }>(
     `with freed as (
-       update events set dedup_key = null, dedup_expires_at = null
+       update events set dedup_key = null, dedup_expires_at = null, dedup_body_hash = null
        where channel_id = $1 and dedup_key = $2 and dedup_expires_at <= now()
+     ),
+     counted as (
+       update events set duplicates = duplicates + 1
+       where channel_id = $1 and dedup_key = $2 and dedup_expires_at > now()
+         and ($3::text is null or dedup_body_hash is null or dedup_body_hash = decode($3, 'hex'))
+       returning id, status, reply, error
      )
-     update events set duplicates = duplicates + 1
+     select id, status, reply, error, true as same_body from counted
+     union all
+     select id, status, reply, error, false from events
      where channel_id = $1 and dedup_key = $2 and dedup_expires_at > now()
-     returning id, status, reply, error`,
-    [event.channel.id, event.dedupKey],
+       and dedup_body_hash <> decode($3, 'hex')`,
+    [event.channel.id, event.dedupKey, event.bodyHash ?? null],
     { deadline },
   );
-  return rows[0];
+  const row = rows[0];
+  if (!row) return undefined;
+  const { same_body: sameBody, ...first } = row;
+  return { ...first, sameBody };
 }

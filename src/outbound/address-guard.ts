@@ -1,16 +1,24 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { isIP, type LookupFunction } from 'node:net';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
+
+/**
+ * IPv4-compatible IPv6 (deprecated): ipaddr.js calls `::7f00:1` unicast, and reads `::127.0.0.1`
+ * as if it were mapped (`::ffff:127.0.0.1`), so the range is checked by Node's own parser.
+ */
+const IPV4_COMPATIBLE = new BlockList();
+IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
 
 /**
  * Which addresses outbound calls to URLs typed in by admins (reply delivery) may reach. Only
  * ordinary public unicast addresses: loopback, private, link-local (the cloud metadata service
  * at 169.254.169.254 among them), unique-local, carrier-grade NAT, reserved and unspecified
- * ranges are refused, and so are IPv6 forms that embed an IPv4 address (mapped, 6to4, NAT64),
- * judged by the IPv4 address inside when it can be read out.
+ * ranges are refused, and so are IPv6 forms that embed an IPv4 address: IPv4-mapped ones are
+ * judged by the IPv4 address inside, the rest (IPv4-compatible `::/96`, 6to4, NAT64) refused.
  */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
+  if (isIP(address) === 6 && IPV4_COMPATIBLE.check(address, 'ipv6')) return false;
   let parsed = ipaddr.parse(address);
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();

@@ -14,6 +14,7 @@ describe('configuration', () => {
       defaultChatQuota: 1000,
       rateLimit: { windowMs: 60_000, perChannel: 600, perIp: 1200 },
       bodyLimitBytes: 1024 * 1024,
+      decodeMemoryLimitBytes: 256 * 1024 * 1024,
       ai: { provider: 'echo', timeoutMs: 30_000, maxInputChars: 200_000 },
       role: 'all',
       streamsPerKey: 10,
@@ -32,6 +33,7 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'mysql://x' }, /^DATABASE_URL must be a postgres:\/\/ URL or memory:\/\/$/],
     [{ RATE_LIMIT_PER_CHANNEL: '0' }, /^RATE_LIMIT_PER_CHANNEL must be at least 1/],
     [{ BODY_LIMIT: 'huge' }, /^BODY_LIMIT must be a size/],
+    [{ DECODE_MEMORY_LIMIT: 'lots' }, /^DECODE_MEMORY_LIMIT must be a size/],
     [{ AI_PROVIDER: 'magic' }, /^AI_PROVIDER /],
     [
       { AI_PROVIDER: 'openai' },

@@ -79,4 +79,81 @@ describe('Content-Encoding', () => {
     });
     expect(res.status).toBe(200);
   });
+
+  it('refuses a body that names more than two encodings with 415, before decoding any, and records it', async () => {
+    let thrice = Buffer.from(body);
+    for (let i = 0; i < 3; i++) thrice = zlib.gzipSync(thrice);
+    for (const encoding of ['gzip, gzip, gzip', Array(1000).fill('gzip').join(', ')]) {
+      const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(thrice), {
+        headers: { 'Content-Encoding': encoding },
+      });
+      expect(res.status).toBe(415);
+      expect(res.body).toMatchObject({ code: 'unsupported_media_type' });
+      expect(res.body.detail).toMatch(/at most 2/);
+    }
+    const errors = (await driver.eventsOf(channel.id)).slice(-2).map((e) => e.error);
+    expect(errors).toEqual(['unsupported_media_type', 'unsupported_media_type']);
+
+    const twice = zlib.gzipSync(zlib.gzipSync(body));
+    const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(twice), {
+      headers: { 'Content-Encoding': 'gzip, gzip' },
+    });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('the memory that decoding may hold', () => {
+  // Brotli that names a 16 MiB window and decodes to 32 MiB of zeros, in a few dozen bytes.
+  const brotliBomb = zlib.brotliCompressSync(Buffer.alloc(32 * 1024 * 1024), {
+    params: {
+      [zlib.constants.BROTLI_PARAM_LGWIN]: 24,
+      [zlib.constants.BROTLI_PARAM_QUALITY]: 5,
+    },
+  });
+
+  it('answers 503 with Retry-After while the decoders hold the whole budget, and stores nothing', async () => {
+    const budget = app.ctx.ingest.decodeBudget;
+    const before = (await driver.eventsOf(channel.id)).length;
+    // Decoders in flight hold all of it.
+    const giveBack = budget.take(budget.limitBytes);
+    try {
+      for (const [encoding, bytes] of [
+        ['gzip', zlib.gzipSync(body)],
+        ['br', zlib.brotliCompressSync(body)],
+      ] as const) {
+        const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(bytes), {
+          headers: { 'Content-Encoding': encoding },
+        });
+        expect(res.status, encoding).toBe(503);
+        expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(res.body.code).toBe('service_unavailable');
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      // A body without Content-Encoding needs no decoder.
+      expect((await driver.sendEvent(channel.webhook_url, body)).status).toBe(200);
+    } finally {
+      giveBack?.();
+    }
+    expect((await driver.eventsOf(channel.id)).length).toBe(before + 1);
+    const res = await driver.sendEvent(channel.webhook_url, new Uint8Array(zlib.gzipSync(body)), {
+      headers: { 'Content-Encoding': 'gzip' },
+    });
+    expect(res.status).toBe(200);
+  });
+
+  it('decodes at once only what fits the budget: 40 brotli bombs are each refused, 413 or 503', async () => {
+    expect(brotliBomb.length).toBeLessThan(100);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        driver.sendEvent(channel.webhook_url, new Uint8Array(brotliBomb), {
+          headers: { 'Content-Encoding': 'br' },
+        }),
+      ),
+    );
+    for (const res of answers) {
+      expect([413, 503]).toContain(res.status);
+      if (res.status === 503) expect(res.headers.get('retry-after')).toBe('1');
+    }
+    expect(app.ctx.ingest.decodeBudget.inUse).toBe(0);
+  });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
@@ -94,6 +95,36 @@ describe.skipIf(!testDatabaseUrl)(
       expect(events.body.duplicates).toBe(2);
       expect((await driver.eventsOf(channel.id)).map((e) => e.id)).toEqual([firstId]);
       expect((await driver.api('get', '/workspace')).body.chats_used).toBe(chatsBefore + 1);
+    });
+
+    it('tells the later one with another body apart once the earlier commits: not counted', async () => {
+      const driver = new Driver(app);
+      const channel = await driver.createChannel();
+      const keyed = racedEvent(await driver.receivingChannel(channel), 'raced-bodies');
+      const event = (n: number): IncomingEvent => ({
+        ...keyed(n),
+        bodyHash: createHash('sha256').update(keyed(n).payload).digest('hex'),
+      });
+
+      const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
+      await first.query('begin');
+      const [won] = await storeEventBatch(on(first), [event(1)], Date.now() + 60_000);
+      const racing = storeEventBatch(on(second), [event(2), event(1)], Date.now() + 60_000);
+      await waitUntilBlocked(secondPid);
+      await first.query('commit');
+      expect(await racing).toEqual([{ outcome: 'key_taken' }, { outcome: 'key_taken' }]);
+
+      const firstId = (won as { eventId: string }).eventId;
+      expect(await countDuplicateOfKey(app.ctx.db, event(2))).toMatchObject({
+        id: firstId,
+        sameBody: false,
+      });
+      expect(await countDuplicateOfKey(app.ctx.db, event(1))).toMatchObject({
+        id: firstId,
+        sameBody: true,
+      });
+      expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(1);
+      expect((await driver.eventsOf(channel.id)).map((e) => e.id)).toEqual([firstId]);
     });
 
     it('fails the later one whole when it claims its keys unchecked, once the earlier commits', async () => {

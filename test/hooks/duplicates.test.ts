@@ -134,6 +134,134 @@ describe('duplicates (auto mode, the default)', () => {
   });
 });
 
+describe('one idempotency key, two bodies', () => {
+  it('answers 422 idempotency_key_reused with the first event_id, records the request as rejected, and leaves the first event as it was', async () => {
+    const channel = await driver.createChannel({ template: 'Pay {{amount}}' });
+    const keyed = { headers: { 'Idempotency-Key': 'pay-7' } };
+    const first = await driver.sendEvent(channel.webhook_url, { amount: 1 }, keyed);
+    expect(first.status).toBe(200);
+    const used = await chatsUsed();
+
+    const reused = await driver.sendEvent(channel.webhook_url, { amount: 1000000 }, keyed);
+    expect(reused.status).toBe(422);
+    expect(reused.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(reused.body).toMatchObject({
+      status: 422,
+      code: 'idempotency_key_reused',
+      event_id: first.body.event_id,
+    });
+
+    const events = await driver.eventsOf(channel.id);
+    expect(events.map((e) => [e.status, e.error, e.payload])).toEqual([
+      ['pending', null, '{"amount":1}'],
+      ['rejected', 'idempotency_key_reused', '{"amount":1000000}'],
+    ]);
+    const firstEvent = await driver.api('get', `/events/${first.body.event_id as string}`);
+    expect(firstEvent.body).toMatchObject({ payload: '{"amount":1}', duplicates: 0 });
+    expect(await chatsUsed()).toBe(used);
+
+    // The same body again is still a duplicate of the first event.
+    const retry = await driver.sendEvent(channel.webhook_url, { amount: 1 }, keyed);
+    expect(retry.body).toMatchObject({ event_id: first.body.event_id, duplicate: true });
+  });
+
+  it('answers 422 before the quota: a reused key is refused as such when no chat is left', async () => {
+    const channel = await driver.createChannel();
+    const keyed = { headers: { 'webhook-id': 'msg-quota-reused' } };
+    const first = await driver.sendEvent(channel.webhook_url, { v: 1 }, keyed);
+    await driver.setWorkspace({ chat_quota: await chatsUsed() }).expect(200);
+    try {
+      const reused = await driver.sendEvent(channel.webhook_url, { v: 2 }, keyed);
+      expect(reused.status).toBe(422);
+      expect(reused.body).toMatchObject({ event_id: first.body.event_id });
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
+
+  it('takes keys from different headers as different keys', async () => {
+    const channel = await driver.createChannel();
+    const idempotency = await driver.sendEvent(
+      channel.webhook_url,
+      { n: 1 },
+      {
+        headers: { 'Idempotency-Key': 'K' },
+      },
+    );
+    const github = await driver.sendEvent(
+      channel.webhook_url,
+      { n: 2 },
+      {
+        headers: { 'X-GitHub-Delivery': 'K' },
+      },
+    );
+    expect([idempotency.status, github.status]).toEqual([200, 200]);
+    expect(github.body.duplicate).toBeUndefined();
+    expect(github.body.event_id).not.toBe(idempotency.body.event_id);
+    expect((await driver.eventsOf(channel.id)).map((e) => e.status)).toEqual([
+      'pending',
+      'pending',
+    ]);
+  });
+
+  it('refuses another body in header mode too, but not in payload mode, where the key is part of the body', async () => {
+    const byHeader = await driver.createChannel({ dedup: { mode: 'header', field: 'X-Event-Id' } });
+    const headers = { headers: { 'X-Event-Id': 'e-1' } };
+    const first = await driver.sendEvent(byHeader.webhook_url, { v: 1 }, headers);
+    const other = await driver.sendEvent(byHeader.webhook_url, { v: 2 }, headers);
+    expect(other.status).toBe(422);
+    expect(other.body).toMatchObject({ event_id: first.body.event_id });
+
+    const byPayload = await driver.createChannel({ dedup: { mode: 'payload', field: 'id' } });
+    const a = await driver.sendEvent(byPayload.webhook_url, { id: 5, v: 1 });
+    const b = await driver.sendEvent(byPayload.webhook_url, { id: 5, v: 2 });
+    expect(b.status).toBe(200);
+    expect(b.body).toMatchObject({ event_id: a.body.event_id, duplicate: true });
+  });
+
+  it("accepts another body once the key's window has passed", async () => {
+    const channel = await driver.createChannel({ dedup: { mode: 'auto', window_s: 60 } });
+    const keyed = { headers: { 'webhook-id': 'msg-window' } };
+    const first = await driver.sendEvent(channel.webhook_url, { v: 1 }, keyed);
+    await app.ctx.db.query(
+      `update events set dedup_expires_at = now() - interval '1 second' where channel_id = $1`,
+      [channel.id],
+    );
+    const later = await driver.sendEvent(channel.webhook_url, { v: 2 }, keyed);
+    expect(later.status).toBe(200);
+    expect(later.body.event_id).not.toBe(first.body.event_id);
+    const again = await driver.sendEvent(channel.webhook_url, { v: 1 }, keyed);
+    expect(again.status).toBe(422);
+    expect(again.body.event_id).toBe(later.body.event_id);
+  });
+
+  it("stores one of 40 concurrent requests with one key and two bodies: its body's requests are its duplicates, the others 422", async () => {
+    const channel = await driver.createChannel();
+    const keyed = { headers: { 'webhook-id': 'msg-raced-bodies' } };
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        driver.sendEvent(channel.webhook_url, { body: i % 2 }, keyed).then((res) => ({
+          body: i % 2,
+          res,
+        })),
+      ),
+    );
+    const stored = (await driver.eventsOf(channel.id)).filter((e) => e.status !== 'rejected');
+    expect(stored).toHaveLength(1);
+    const winner = stored[0] as (typeof stored)[number];
+    const winnerBody = (JSON.parse(winner.payload) as { body: number }).body;
+    for (const { body, res } of answers) {
+      expect(res.status).toBe(body === winnerBody ? 200 : 422);
+      expect(res.body.event_id).toBe(winner.id);
+    }
+    const rejected = (await driver.eventsOf(channel.id)).filter((e) => e.status === 'rejected');
+    expect(rejected).toHaveLength(20);
+    expect(new Set(rejected.map((e) => e.error))).toEqual(new Set(['idempotency_key_reused']));
+    const first = await driver.api('get', `/events/${winner.id}`);
+    expect(first.body.duplicates).toBe(19);
+  });
+});
+
 describe('duplicates by header, by payload field, and off', () => {
   it('header mode uses the named header', async () => {
     const channel = await driver.createChannel({ dedup: { mode: 'header', field: 'X-Event-Id' } });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
@@ -105,6 +106,41 @@ describe('storing one batch with duplicates and the quota', () => {
     } finally {
       await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
     }
+  });
+
+  it('leaves out a request that uses a key of the batch for another body, and tells it apart afterwards', async () => {
+    const withBody = (key: string, payload: string): IncomingEvent => ({
+      ...event(key),
+      payload,
+      bodyHash: createHash('sha256').update(payload).digest('hex'),
+    });
+    const before = await chatsUsed();
+
+    for (const claim of ['checked', 'unchecked'] as const) {
+      const key = `bodies-${claim}`;
+      const results = await storeEventBatch(
+        app.ctx.db,
+        [withBody(key, '{"v":1}'), withBody(key, '{"v":2}'), withBody(key, '{"v":1}'), event()],
+        Date.now() + 60_000,
+        claim,
+      );
+
+      const firstId = accepted(results[0]);
+      expect(results[1]).toEqual({ outcome: 'key_taken' });
+      expect(results[2]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
+      accepted(results[3]);
+      expect(await countDuplicateOfKey(app.ctx.db, withBody(key, '{"v":2}'))).toMatchObject({
+        id: firstId,
+        sameBody: false,
+      });
+      expect(await countDuplicateOfKey(app.ctx.db, withBody(key, '{"v":1}'))).toMatchObject({
+        id: firstId,
+        sameBody: true,
+      });
+      // the other body was not counted; the repeat in the batch and the later one were
+      expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(2);
+    }
+    expect(await chatsUsed()).toBe(before + 4);
   });
 
   it('claiming keys unchecked, stores new keys and their repeats as the checked claim does', async () => {

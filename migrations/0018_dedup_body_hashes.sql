@@ -1,0 +1,13 @@
+-- A dedup key taken from a header is kept with the SHA-256 of the body it was accepted for.
+--
+-- A sender that uses an idempotency key or a delivery id again for another body is refused
+-- (422 idempotency_key_reused) instead of being answered as a duplicate of the first: that
+-- second body would otherwise vanish without a trace. Keys from the payload (`payload` mode),
+-- and keys stored before this migration, have no hash: any body with them is a duplicate.
+--
+-- Keys from headers are now named by their header (`idempotency-key:K`), so that the same value
+-- in two headers is two keys. A key stored before this migration, without its header's name,
+-- no longer matches: a request repeating one within its window is stored as a new event.
+--
+-- A column without a default: no row is rewritten, and the index on the keys is unchanged.
+alter table events add column dedup_body_hash bytea;
