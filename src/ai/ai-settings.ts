@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { replySchemas } from './reply-schema-threads.js';
+import { schemaLimitProblem } from './schema-limits.js';
 
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
@@ -43,9 +44,12 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
 const jsonSchema = z
   .union([z.record(z.string(), z.unknown()), z.boolean()])
   .superRefine(async (schema, ctx) => {
+    const tooLarge = schemaLimitProblem(schema);
+    if (tooLarge) return ctx.addIssue({ code: 'custom', message: tooLarge });
     const problem = await replySchemas.compile(JSON.stringify(schema));
-    if (problem)
+    if (problem) {
       ctx.addIssue({ code: 'custom', message: `is not a usable JSON Schema: ${problem}` });
+    }
   });
 
 const responseFormat = z.union([
