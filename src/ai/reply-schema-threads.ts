@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -18,7 +19,12 @@ export interface SchemaThreadLimits {
  * schema takes seconds. Neither can be interrupted on the thread that runs it, so both run on
  * worker threads, which are ended (and replaced) when they overrun; the main thread only waits.
  */
-const DEFAULT_LIMITS: SchemaThreadLimits = { threads: 2, compileMs: 5_000, checkMs: 250 };
+const DEFAULT_LIMITS: SchemaThreadLimits = {
+  // A check that overruns keeps its core busy until it is ended: one core stays for the service.
+  threads: Math.max(1, Math.min(2, availableParallelism() - 1)),
+  compileMs: 5_000,
+  checkMs: 250,
+};
 
 // A thread's heap holds compiled schemas and one parsed reply (at most a few MB of JSON).
 const THREAD_HEAP_MB = 256;
@@ -143,15 +149,18 @@ export class SchemaThreads {
   }
 }
 
-/** The thread runs the file beside this one: compiled JavaScript, or TypeScript through tsx. */
+/**
+ * The thread runs the file beside this one: compiled JavaScript, or TypeScript through tsx. It
+ * takes none of the process's node flags: preloaded modules (`--import`) are not for it.
+ */
 function startThread(): Worker {
   const extension = extname(fileURLToPath(import.meta.url));
   const entry = new URL(`./reply-schema-thread${extension}`, import.meta.url);
-  const resourceLimits = { maxOldGenerationSizeMb: THREAD_HEAP_MB };
-  if (extension !== '.ts') return new Worker(entry, { resourceLimits });
+  const options = { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } };
+  if (extension !== '.ts') return new Worker(entry, options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
   const source = `import(${tsx}).then((tsx) => tsx.tsImport(${JSON.stringify(entry.href)}, ${JSON.stringify(entry.href)}))`;
-  return new Worker(source, { eval: true, resourceLimits });
+  return new Worker(source, { ...options, eval: true });
 }
 
 /** The process's schema threads, started when first needed. */
