@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { compileReplySchema, SchemaError } from './reply-schema.js';
+import { replySchemas } from './reply-schema-threads.js';
+import { schemaLimitProblem } from './schema-limits.js';
 
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
@@ -38,14 +39,16 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   history: null,
 });
 
+// Compiled on a schema thread, so the parse is asynchronous: parse bodies with an `ai` member
+// with parseAsync / safeParseAsync.
 const jsonSchema = z
   .union([z.record(z.string(), z.unknown()), z.boolean()])
-  .superRefine((schema, ctx) => {
-    try {
-      compileReplySchema(schema);
-    } catch (error) {
-      if (!(error instanceof SchemaError)) throw error;
-      ctx.addIssue({ code: 'custom', message: `is not a usable JSON Schema: ${error.message}` });
+  .superRefine(async (schema, ctx) => {
+    const tooLarge = schemaLimitProblem(schema);
+    if (tooLarge) return ctx.addIssue({ code: 'custom', message: tooLarge });
+    const problem = await replySchemas.compile(JSON.stringify(schema));
+    if (problem) {
+      ctx.addIssue({ code: 'custom', message: `is not a usable JSON Schema: ${problem}` });
     }
   });
 

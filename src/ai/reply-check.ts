@@ -1,17 +1,18 @@
 import type { ResponseFormat } from './ai-settings.js';
-import { compileReplySchema, firstSchemaError } from './reply-schema.js';
+import { replySchemas } from './reply-schema-threads.js';
 
 /** The prefix of the error of an event whose reply did not have the shape its channel asked for. */
 export const REPLY_INVALID = 'reply_invalid';
 
 /**
  * Why a reply does not have the shape the channel asked for, or undefined when it does: `json`
- * wants a JSON object, `{json_schema}` JSON valid against the schema; text is always fine.
+ * wants a JSON object, `{json_schema}` JSON valid against the schema (checked on a schema
+ * thread, within its time limit); text is always fine.
  */
-export function replyProblem(
+export async function replyProblem(
   reply: string,
   format: ResponseFormat | undefined,
-): string | undefined {
+): Promise<string | undefined> {
   if (format === undefined || format === 'text') return undefined;
   let value: unknown;
   try {
@@ -24,6 +25,5 @@ export function replyProblem(
       ? undefined
       : 'the reply is JSON but not an object';
   }
-  const validate = compileReplySchema(format.json_schema);
-  return validate(value) ? undefined : firstSchemaError(validate);
+  return replySchemas.check(JSON.stringify(format.json_schema), reply);
 }

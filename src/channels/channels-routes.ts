@@ -7,7 +7,7 @@ export function channelsRoutes(channels: ChannelsService): Router {
   const router = Router();
 
   router.post('/channels', async (req, res) => {
-    const input = createChannelSchema.parse(req.body);
+    const input = await createChannelSchema.parseAsync(req.body);
     res.status(201).json(await channels.create(res.locals.workspaceId, input));
   });
 
@@ -21,7 +21,7 @@ export function channelsRoutes(channels: ChannelsService): Router {
 
   router.patch('/channels/:id', async (req, res) => {
     const id = channelId(req.params.id);
-    const changes = updateChannelSchema.parse(req.body);
+    const changes = await updateChannelSchema.parseAsync(req.body);
     res.json(await channels.update(res.locals.workspaceId, id, changes));
   });
 

@@ -51,7 +51,9 @@ const NUMBER = /^-?\d+(\.\d+)?$/;
  * The `ai` change of a channel from the form, checked like the API checks it, or the errors to
  * show next to the fields. Empty fields mean the server's default.
  */
-export function parseAiForm(form: AiForm): { input?: AiSettingsInput; errors: FieldErrors } {
+export async function parseAiForm(
+  form: AiForm,
+): Promise<{ input?: AiSettingsInput; errors: FieldErrors }> {
   const errors: FieldErrors = {};
   const number = (name: keyof AiForm): number | null | undefined => {
     const text = form[name].trim();
@@ -81,7 +83,7 @@ export function parseAiForm(form: AiForm): { input?: AiSettingsInput; errors: Fi
     history: number('history'),
   };
   if (Object.keys(errors).length) return { errors };
-  const parsed = aiSettingsInputSchema.safeParse(candidate);
+  const parsed = await aiSettingsInputSchema.safeParseAsync(candidate);
   if (parsed.success) return { input: parsed.data, errors };
   for (const issue of parsed.error.issues) {
     const [name] = issue.path;

@@ -93,7 +93,7 @@ export function channelPages(ctx: PanelServices): Router {
     const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ name: form.name, template: form.template });
-    const ai = parseAiForm(form.ai ?? aiFormOf(channel.ai));
+    const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
     if (!parsed.success || !ai.input) {
       const errors = { ...(parsed.success ? {} : fieldErrors(parsed.error)), ...ai.errors };
       return editor.show(res, channel, form, { status: 400, errors });

@@ -150,7 +150,9 @@ export async function processEvent(
   callEnded();
 
   const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
-  const problem = replyProblem(reply.text, request.responseFormat);
+  const problem = await replyProblem(reply.text, request.responseFormat).catch(
+    (error: unknown) => `the reply could not be checked: ${messageOf(error)}`,
+  );
   if (problem !== undefined) {
     // A reply of the wrong shape is a failed call: another answer may fit, unless the provider
     // always answers the same.

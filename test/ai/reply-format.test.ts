@@ -5,7 +5,7 @@ import {
   DEFAULT_AI_SETTINGS,
 } from '../../src/ai/ai-settings.js';
 import { replyProblem } from '../../src/ai/reply-check.js';
-import { compileReplySchema, SchemaError } from '../../src/ai/reply-schema.js';
+import { replyValidator, SchemaError } from '../../src/ai/reply-schema.js';
 
 const schema = {
   type: 'object',
@@ -15,60 +15,60 @@ const schema = {
 };
 
 describe('replyProblem', () => {
-  it('accepts any text for text, and anything without a format', () => {
-    expect(replyProblem('hello', 'text')).toBeUndefined();
-    expect(replyProblem('hello', undefined)).toBeUndefined();
+  it('accepts any text for text, and anything without a format', async () => {
+    expect(await replyProblem('hello', 'text')).toBeUndefined();
+    expect(await replyProblem('hello', undefined)).toBeUndefined();
   });
 
-  it('wants a JSON object for json', () => {
-    expect(replyProblem('{"a":1}', 'json')).toBeUndefined();
-    expect(replyProblem('[1]', 'json')).toBe('the reply is JSON but not an object');
-    expect(replyProblem('Sure! {"a":1}', 'json')).toMatch(/^the reply is not JSON \(/);
+  it('wants a JSON object for json', async () => {
+    expect(await replyProblem('{"a":1}', 'json')).toBeUndefined();
+    expect(await replyProblem('[1]', 'json')).toBe('the reply is JSON but not an object');
+    expect(await replyProblem('Sure! {"a":1}', 'json')).toMatch(/^the reply is not JSON \(/);
   });
 
-  it('validates against a 2020-12 schema and names the first error', () => {
+  it('validates against a 2020-12 schema and names the first error', async () => {
     const format = { json_schema: schema };
-    expect(replyProblem('{"total": 3, "items": ["a"]}', format)).toBeUndefined();
-    expect(replyProblem('{"total": "3"}', format)).toBe('/total must be number');
-    expect(replyProblem('{}', format)).toBe("the reply must have required property 'total'");
-    expect(replyProblem('{"total": 1, "x": 2}', format)).toBe(
+    expect(await replyProblem('{"total": 3, "items": ["a"]}', format)).toBeUndefined();
+    expect(await replyProblem('{"total": "3"}', format)).toBe('/total must be number');
+    expect(await replyProblem('{}', format)).toBe("the reply must have required property 'total'");
+    expect(await replyProblem('{"total": 1, "x": 2}', format)).toBe(
       'the reply must NOT have additional properties (x)',
     );
-    expect(replyProblem('not json', format)).toMatch(/^the reply is not JSON/);
+    expect(await replyProblem('not json', format)).toMatch(/^the reply is not JSON/);
   });
 
-  it('understands 2020-12 keywords such as prefixItems', () => {
+  it('understands 2020-12 keywords such as prefixItems', async () => {
     const format = { json_schema: { type: 'array', prefixItems: [{ type: 'number' }] } };
-    expect(replyProblem('[1, "x"]', format)).toBeUndefined();
-    expect(replyProblem('["x"]', format)).toBe('/0 must be number');
+    expect(await replyProblem('[1, "x"]', format)).toBeUndefined();
+    expect(await replyProblem('["x"]', format)).toBe('/0 must be number');
   });
 });
 
-describe('compileReplySchema', () => {
+describe('replyValidator', () => {
   it('caches compiled validators by schema text', () => {
-    expect(compileReplySchema({ ...schema })).toBe(
-      compileReplySchema(JSON.parse(JSON.stringify(schema))),
-    );
+    const text = JSON.stringify(schema);
+    const first = replyValidator(text);
+    expect(first.compiled).toBe(true);
+    const again = replyValidator(JSON.stringify(JSON.parse(text)));
+    expect(again).toEqual({ validate: first.validate, compiled: false });
   });
 
   it('refuses a schema that does not compile, saying why', () => {
-    expect(() => compileReplySchema({ type: 'objekt' })).toThrow(SchemaError);
-    expect(() => compileReplySchema({ $ref: '#/$defs/missing' })).toThrow(
-      /can't resolve reference/,
-    );
+    expect(() => replyValidator('{"type": "objekt"}')).toThrow(SchemaError);
+    expect(() => replyValidator('{"$ref": "#/$defs/missing"}')).toThrow(/can't resolve reference/);
   });
 
   it('lets two schemas share an $id', () => {
-    compileReplySchema({ $id: 'https://example.com/reply', type: 'object' });
+    replyValidator('{"$id": "https://example.com/reply", "type": "object"}');
     expect(() =>
-      compileReplySchema({ $id: 'https://example.com/reply', type: 'array' }),
+      replyValidator('{"$id": "https://example.com/reply", "type": "array"}'),
     ).not.toThrow();
   });
 });
 
 describe('ai settings', () => {
-  it('validates the ranges and names the schema problem', () => {
-    const bad = aiSettingsInputSchema.safeParse({
+  it('validates the ranges and names the schema problem', async () => {
+    const bad = await aiSettingsInputSchema.safeParseAsync({
       temperature: 2.5,
       max_tokens: 0,
       history: 51,
