@@ -3,7 +3,7 @@ import type { Queryable } from '../db/database.js';
 /**
  * Gives an event back unanswered (the worker is shutting down and cut its AI call short), due
  * at once so another process need not wait for the lease to run out. The attempt it used stays
- * counted: a call was made. Only the lock owner may release (see `finishEvent`).
+ * counted: a call was made. Only the lock owner may release (see `finishEvents`).
  */
 export async function releaseEvent(
   db: Queryable,

@@ -8,7 +8,7 @@ import { callParams, type AiCallRecord } from './ai-call.js';
  * Computed in SQL so the delay is measured on the database clock, the one `claimEvents` reads.
  * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
  * long. The error is kept so Brain Logs shows why the event is waiting. Only the lock owner may
- * do this (see `finishEvent`). Resolves to the milliseconds until the event is due again, or
+ * do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
  * undefined when the worker no longer held the event.
  */
 export async function retryEvent(
