@@ -70,9 +70,9 @@ import {
   markdownReport,
   openLoopLine,
   type BenchReport,
-  type ClosedLoopRow,
   type OpenLoopRow,
 } from './lib/report.js';
+import type { ClosedLoopRow } from './lib/closed-loop.js';
 import { runScaleEvents } from './lib/scale-events.js';
 import { runSql } from './lib/scratch-database.js';
 import { projectRoot } from './lib/server-process.js';

@@ -1,52 +1,54 @@
 import madge from 'madge';
 
 /**
- * Fails when the imports of src/ form a cycle, between files or between the parts of the
- * architecture: each top-level folder of src/ is one node, each file directly in src/ is its own
- * node, and type imports count. With `--graph`, prints the part-to-part imports instead.
+ * Fails when the imports of src/ or bench/ form a cycle, between files or between the parts of
+ * the architecture: each top-level folder is one node, each file directly in the root is its
+ * own node, and type imports count. With `--graph`, prints src/'s part-to-part imports instead.
  */
-const SRC = process.argv.slice(2).find((arg) => !arg.startsWith('--')) ?? 'src';
-
-const result = await madge(SRC, {
-  fileExtensions: ['ts'],
-  tsConfig: 'tsconfig.json',
-  detectiveOptions: { ts: { skipTypeImports: false, mixedImports: true } },
-});
-
-const files = result.obj();
-// A package's subpath export (`@electric-sql/pglite/contrib/pg_trgm`) is beyond madge's
-// resolver; only the project's own imports can form the cycles checked here.
-const unresolved = result.warnings().skipped.filter((name) => name.startsWith('.'));
-const partOf = (file: string) => (file.includes('/') ? `${file.split('/')[0]}/` : file);
-
-const parts = new Map<string, Set<string>>();
-for (const [file, imports] of Object.entries(files)) {
-  const from = partOf(file);
-  const edges = parts.get(from) ?? new Set<string>();
-  parts.set(from, edges);
-  for (const imported of imports) if (partOf(imported) !== from) edges.add(partOf(imported));
-}
-
-if (process.argv.includes('--graph')) {
-  for (const [part, edges] of [...parts].sort())
-    console.log(`${part} → ${[...edges].sort().join(', ')}`);
-  process.exit(0);
-}
+const named = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
+const roots = named.length ? named : ['src', 'bench'];
 
 const problems: string[] = [];
-if (unresolved.length)
-  problems.push(`imports that could not be resolved: ${unresolved.join(', ')}`);
-for (const cycle of result.circular())
-  problems.push(`file cycle: ${cycle.join(' → ')} → ${cycle[0]}`);
-for (const cycle of cyclesOf(parts)) problems.push(`folder cycle: ${cycle.join(' → ')}`);
-
+for (const root of roots) {
+  const { files, parts, unresolved, fileCycles } = await importsOf(root);
+  if (process.argv.includes('--graph')) {
+    for (const [part, edges] of [...parts].sort())
+      console.log(`${part} → ${[...edges].sort().join(', ')}`);
+    process.exit(0);
+  }
+  if (unresolved.length)
+    problems.push(`${root}: imports that could not be resolved: ${unresolved.join(', ')}`);
+  for (const cycle of fileCycles)
+    problems.push(`${root}: file cycle: ${cycle.join(' → ')} → ${cycle[0]}`);
+  for (const cycle of cyclesOf(parts)) problems.push(`${root}: folder cycle: ${cycle.join(' → ')}`);
+  if (!problems.length)
+    console.log(`imports: no cycles among ${files} files in ${parts.size} parts of ${root}/`);
+}
 if (problems.length) {
   console.error(`Import check failed:\n- ${problems.join('\n- ')}`);
   process.exit(1);
 }
-console.log(
-  `imports: no cycles among ${Object.keys(files).length} files in ${parts.size} parts of src/`,
-);
+
+async function importsOf(root: string) {
+  const result = await madge(root, {
+    fileExtensions: ['ts'],
+    tsConfig: 'tsconfig.json',
+    detectiveOptions: { ts: { skipTypeImports: false, mixedImports: true } },
+  });
+  const files = result.obj();
+  // A package's subpath export (`@electric-sql/pglite/contrib/pg_trgm`) is beyond madge's
+  // resolver; only the project's own imports can form the cycles checked here.
+  const unresolved = result.warnings().skipped.filter((name) => name.startsWith('.'));
+  const partOf = (file: string) => (file.includes('/') ? `${file.split('/')[0]}/` : file);
+  const parts = new Map<string, Set<string>>();
+  for (const [file, imports] of Object.entries(files)) {
+    const from = partOf(file);
+    const edges = parts.get(from) ?? new Set<string>();
+    parts.set(from, edges);
+    for (const imported of imports) if (partOf(imported) !== from) edges.add(partOf(imported));
+  }
+  return { files: Object.keys(files).length, parts, unresolved, fileCycles: result.circular() };
+}
 
 /** The strongly connected components with more than one node (Tarjan), each as a readable cycle. */
 function cyclesOf(graph: Map<string, Set<string>>): string[][] {

@@ -8,7 +8,7 @@ import {
 import { totalOf } from './latency.js';
 import { orderPayload } from './payload.js';
 import { addSpan, cpuSnapshot, cpuUse, noSpans } from './process-cpu.js';
-import type { ClosedLoopRow } from './report.js';
+import type { ClosedLoopRow } from './closed-loop.js';
 import { createScratchDatabase, runSql, type ScratchDatabase } from './scratch-database.js';
 import type { RunningTarget, Target } from './targets.js';
 

@@ -5,6 +5,7 @@ import {
   type LatencySummary,
   type StatusCounts,
 } from './latency.js';
+import type { CpuUse } from './process-cpu.js';
 import type { RequestSigner } from './targets.js';
 
 export interface ClosedLoopResult {
@@ -125,4 +126,13 @@ function sendSigned(client: AutocannonClient, url: string, body: string, signer:
     iterator.currentRequest = nextRequest();
     return iterator.currentRequest;
   };
+}
+
+export interface ClosedLoopRow extends ClosedLoopResult {
+  /** The target's short name: ours, ours-info, a, a+q, b, c. */
+  key: string;
+  target: string;
+  cpu: CpuUse;
+  /** Which round of the interleaved runs ((a), ours, (a), ours…) it belongs to. */
+  round?: number;
 }

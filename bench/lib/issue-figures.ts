@@ -1,5 +1,6 @@
 import type { EndToEndResult } from './end-to-end.js';
-import type { BenchReport, ClosedLoopRow } from './report.js';
+import type { ClosedLoopRow } from './closed-loop.js';
+import type { BenchReport } from './report.js';
 import { gb, type ScaleEventsResult } from './scale-events.js';
 
 /** One line of the performance goals' table: what was measured against its goal. */

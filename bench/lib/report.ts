@@ -1,4 +1,4 @@
-import type { ClosedLoopResult } from './closed-loop.js';
+import type { ClosedLoopRow } from './closed-loop.js';
 import type { EndToEndResult } from './end-to-end.js';
 import type { FairnessResult } from './fairness.js';
 import { totalOf, type LatencySummary, type StatusCounts } from './latency.js';
@@ -6,15 +6,6 @@ import type { OpenLoopResult } from './open-loop.js';
 import type { ProfileSummary } from './cpu-profile.js';
 import type { CpuUse } from './process-cpu.js';
 import type { ScaleEventsResult } from './scale-events.js';
-
-export interface ClosedLoopRow extends ClosedLoopResult {
-  /** The target's short name: ours, ours-info, a, a+q, b, c. */
-  key: string;
-  target: string;
-  cpu: CpuUse;
-  /** Which round of the interleaved runs ((a), ours, (a), ours…) it belongs to. */
-  round?: number;
-}
 
 export interface OpenLoopRow extends OpenLoopResult {
   key: string;

@@ -3,7 +3,7 @@ import { readMigrations } from '../../src/db/migrate.js';
 import type { BenchRun } from './bench-run.js';
 import { fillEvents, type FillResult } from './events-fill.js';
 import { summariseLatencies, type LatencySummary } from './latency.js';
-import type { ClosedLoopRow } from './report.js';
+import type { ClosedLoopRow } from './closed-loop.js';
 import { runSql, type ScratchDatabase } from './scratch-database.js';
 import type { RunningTarget, Target } from './targets.js';
 
