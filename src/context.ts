@@ -16,6 +16,7 @@ import { createEventsRetention, type EventsRetention } from './events/events-ret
 import { EventsFeed } from './events/events-feed.js';
 import { EventsReplay } from './events/events-replay.js';
 import { EventsService } from './events/events-service.js';
+import { EventsStore } from './events/events-store.js';
 import { LiveStreams } from './events/live-streams.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
@@ -54,6 +55,8 @@ export class AppContext {
   readonly workspaces: WorkspacesService;
   readonly channels: ChannelsService;
   readonly ingest: IngestService;
+  /** Stored events read by id (reply delivery's messages carry them). */
+  readonly eventsStore: EventsStore;
   /** Brain Logs: the received events, for the API and the panel. */
   readonly events: EventsService;
   /** Reply delivery: signing secrets, delivery states and attempts, "deliver again". */
@@ -103,6 +106,7 @@ export class AppContext {
     });
     this.ingest = new IngestService(db, config.bodyLimitBytes, this.metrics.eventBatchWrites);
     this.deliveries = new DeliveriesService(db);
+    this.eventsStore = new EventsStore(db);
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);

@@ -7,7 +7,8 @@ import { eventErrors } from './event-errors.js';
 import { REPLAY_FROM, UNFINISHED_STATUSES } from './event-states.js';
 import { lockEvent, requeueEvents } from './events-replay-repo.js';
 import { scanEvents } from './events-scan.js';
-import type { EventFilter, EventJson, EventsService } from './events-service.js';
+import type { EventJson } from './event-object.js';
+import type { EventFilter, EventsService } from './events-service.js';
 import type { EventConditions } from './events-where.js';
 
 const BATCH = 1000;

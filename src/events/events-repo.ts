@@ -1,39 +1,8 @@
-import type { TokenUsage } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
 import { FINISHED_STATUSES, sqlStatusList } from './event-states.js';
+import { EVENT_COLUMNS, type EventRow } from './event-row.js';
 import { eventsWhere, type EventConditions } from './events-where.js';
-
-export interface EventRow {
-  id: string;
-  channel_id: string;
-  received_at: Date;
-  /** received_at with microseconds, in UTC: what a cursor is made of. */
-  received_at_exact: string;
-  status: string;
-  payload: string;
-  /** The payload's size as stored, in bytes (see restoreByteOrderMark in events-service.ts). */
-  payload_bytes: number;
-  payload_truncated: boolean;
-  prompt: string | null;
-  reply: string | null;
-  error: string | null;
-  attempts: number;
-  completed_at: Date | null;
-  headers: Record<string, string> | null;
-  sender_ip: string | null;
-  duplicates: number;
-  model: string | null;
-  usage: TokenUsage | null;
-  latency_ms: number | null;
-  thread_key: string | null;
-  missing: string[] | null;
-  input_truncated: boolean;
-  /** Earlier outcomes of a replayed event, oldest first. */
-  history: unknown[];
-  /** Its place in the live tail (Last-Event-ID). */
-  change_seq: string;
-}
 
 /** An event whose long texts are cut to their first characters, with their full sizes in bytes. */
 export interface EventPreviewRow extends EventRow {
@@ -42,11 +11,6 @@ export interface EventPreviewRow extends EventRow {
   /** The size of the payload's start as returned, in bytes (payload_bytes is the whole one's). */
   preview_bytes: number;
 }
-
-const COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
-  payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing, input_truncated, history, change_seq,
-  to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 /**
  * `left()` reads only the start of a long value from storage, so a page of previews costs the
@@ -121,7 +85,7 @@ export async function listEvents(db: Queryable, query: EventQuery): Promise<Even
     );
   }
   const { rows } = await db.query<EventRow>(
-    `select ${COLUMNS} from events
+    `select ${EVENT_COLUMNS} from events
      where ${where.join(' and ')}
      order by received_at desc, id desc
      limit ${param(query.limit)}`,
@@ -186,7 +150,7 @@ export async function changedEvents(
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = eventsWhere(conditions, param);
   const { rows } = await db.query<EventRow>(
-    `select ${COLUMNS} from events
+    `select ${EVENT_COLUMNS} from events
      where ${where.join(' and ')} and id = any(${param(ids)}::bigint[])
      order by change_seq`,
     params,
@@ -205,7 +169,7 @@ export async function lastChangeSeq(db: Queryable, workspaceId: string): Promise
 
 /** The events with these ids in one workspace, newest first. */
 export function eventsByIds(db: Queryable, workspaceId: string, ids: string[]) {
-  return selectByIds<EventRow>(db, COLUMNS, workspaceId, ids);
+  return selectByIds<EventRow>(db, EVENT_COLUMNS, workspaceId, ids);
 }
 
 /** As eventsByIds, with payload, prompt and reply cut to their first `chars` characters. */
@@ -240,7 +204,7 @@ export async function findEvent(
   id: string,
 ): Promise<EventRow | undefined> {
   const { rows } = await db.query<EventRow>(
-    `select ${COLUMNS} from events where workspace_id = $1 and id = $2`,
+    `select ${EVENT_COLUMNS} from events where workspace_id = $1 and id = $2`,
     [workspaceId, id],
   );
   return rows[0];
@@ -296,7 +260,7 @@ export async function listThreadEvents(db: Queryable, q: ThreadQuery): Promise<T
 /** Several events by id, in any order, whatever their workspace (for the service's own use). */
 export async function findEventsByIds(db: Queryable, ids: readonly string[]): Promise<EventRow[]> {
   const { rows } = await db.query<EventRow>(
-    `select ${COLUMNS} from events where id = any($1::bigint[])`,
+    `select ${EVENT_COLUMNS} from events where id = any($1::bigint[])`,
     [ids],
   );
   return rows;

@@ -1,67 +1,17 @@
-import type { TokenUsage } from '../ai/ai-provider.js';
 import type { Queryable } from '../db/database.js';
+import { isStorableTime } from '../db/sql.js';
 import { AppError, notFound } from '../errors.js';
+import { ROW_ID } from '../secrets.js';
+import { toEventJson, type EventDelivery, type EventJson } from './event-object.js';
+import type { EventRow } from './event-row.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
 import * as repo from './events-repo.js';
-import { ROW_ID } from '../secrets.js';
 import { countMatching, scanEvents } from './events-scan.js';
 import { eventThread, type ThreadAround } from './events-thread.js';
 import { channelDays, eventVolume, type ChannelDay, type Volume } from './events-volume.js';
 import type { EventConditions } from './events-where.js';
 import type { PayloadCondition } from './payload-filter.js';
-
 import type { EventStatus } from './event-states.js';
-
-/** An event as the API and Brain Logs show it. */
-export interface EventJson {
-  id: string;
-  channel_id: string;
-  received_at: string;
-  status: EventStatus;
-  /** The request body exactly as received (for a refused request, its first 64 KB). */
-  payload: string;
-  /** A refused request's body was longer than what `payload` keeps. */
-  payload_truncated: boolean;
-  prompt: string | null;
-  reply: string | null;
-  error: string | null;
-  attempts: number;
-  completed_at: string | null;
-  /** The request's headers, lower-case names, credentials shown as "[redacted]". */
-  headers: Record<string, string>;
-  /** The sender's address as the receiver saw it (TRUST_PROXY applied). */
-  sender_ip: string | null;
-  /** Later requests with this event's dedup key, answered with this event instead of stored. */
-  duplicates: number;
-  /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
-  delivery: EventDelivery | null;
-  /** The model the last AI call named; null before any call. */
-  model: string | null;
-  /** Tokens of the last AI call as the provider reported them, or null. */
-  usage: TokenUsage | null;
-  /** How long the last successful AI call took, in milliseconds. */
-  latency_ms: number | null;
-  /** The rendered thread key; null when the event is in no thread. */
-  thread_key: string | null;
-  /** Placeholders of the template and system prompt that were absent or null in the payload. */
-  missing: string[];
-  /** The last AI call sent less than was rendered: cut to AI_MAX_INPUT_CHARS. */
-  input_truncated: boolean;
-  /**
-   * Earlier outcomes, oldest first, kept when the event was replayed: the last 20, each text
-   * cut to its first 10,000 characters and `…[truncated]`.
-   */
-  history: unknown[];
-}
-
-/** An event's reply delivery as the API shows it (see src/deliveries/). */
-export interface EventDelivery {
-  status: 'pending' | 'delivered' | 'failed' | 'held';
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  delivered_at: string | null;
-}
 
 /** The latest delivery of each of these events that has one; passed in by the composition root. */
 export type DeliveryLookup = (eventIds: string[]) => Promise<Map<string, EventDelivery>>;
@@ -139,7 +89,7 @@ export class EventsService {
     // ...then keep those whose JSON fits: escaping makes JSON longer than the text it holds.
     const data: EventJson[] = [];
     let json = 0;
-    let last: repo.EventRow | undefined;
+    let last: EventRow | undefined;
     for (const row of rows) {
       const event = toEventJson(row, deliveries.get(row.id));
       json += Buffer.byteLength(JSON.stringify(event)) + 1;
@@ -237,7 +187,7 @@ export class EventsService {
     );
     const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
     const conditions = this.conditions(workspaceId, filter);
-    const rows: repo.EventRow[] = [];
+    const rows: EventRow[] = [];
     let bytes = 0;
     let more = false;
     for await (const row of scanEvents(this.db, conditions, { after, batchSize: limit + 1 })) {
@@ -260,7 +210,7 @@ export class EventsService {
   }
 
   /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */
-  async present(rows: repo.EventRow[]): Promise<EventJson[]> {
+  async present(rows: EventRow[]): Promise<EventJson[]> {
     const deliveries = await this.deliveries(rows.map((row) => row.id));
     return rows.map((row) => toEventJson(row, deliveries.get(row.id)));
   }
@@ -327,64 +277,9 @@ export class EventsService {
     if (!row) throw notFound('This event');
     return toEventJson(row, (await this.deliveries([row.id])).get(row.id));
   }
-
-  /**
-   * Events by id as the API shows them, two statements for any number: for messages about
-   * events (reply delivery), whose ids come from the service's own records.
-   */
-  async getMany(ids: string[]): Promise<Map<string, EventJson>> {
-    if (ids.length === 0) return new Map();
-    const [rows, deliveries] = await Promise.all([
-      repo.findEventsByIds(this.db, ids),
-      this.deliveries(ids),
-    ]);
-    return new Map(rows.map((row) => [row.id, toEventJson(row, deliveries.get(row.id))]));
-  }
-}
-
-/** What PostgreSQL timestamptz and an ISO 8601 string can both hold. */
-export function isStorableTime(date: Date): boolean {
-  const year = date.getUTCFullYear();
-  return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
-}
-
-export function toEventJson(row: repo.EventRow, delivery?: EventDelivery): EventJson {
-  return {
-    id: row.id,
-    channel_id: row.channel_id,
-    received_at: new Date(row.received_at).toISOString(),
-    status: row.status as EventStatus,
-    payload: restoreByteOrderMark(row.payload, row.payload_bytes),
-    payload_truncated: row.payload_truncated,
-    prompt: row.prompt,
-    reply: row.reply,
-    error: row.error,
-    attempts: row.attempts,
-    completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
-    headers: row.headers ?? {},
-    sender_ip: row.sender_ip,
-    duplicates: row.duplicates,
-    delivery: delivery ?? null,
-    model: row.model,
-    usage: row.usage,
-    latency_ms: row.latency_ms,
-    thread_key: row.thread_key,
-    missing: row.missing ?? [],
-    input_truncated: row.input_truncated,
-    history: row.history,
-  };
 }
 
 /** The cursor of the page after the one ending with `last`, or null when nothing follows. */
-function cursorAfter(last: repo.EventRow | undefined, more: boolean): string | null {
+function cursorAfter(last: EventRow | undefined, more: boolean): string | null {
   return more && last ? encodeCursor({ receivedAt: last.received_at_exact, id: last.id }) : null;
-}
-
-/**
- * The embedded database's driver decodes each text value with a TextDecoder that drops a UTF-8
- * byte-order mark at its start; a payload is kept byte for byte, so the mark is put back when
- * the stored size says one was there.
- */
-function restoreByteOrderMark(payload: string, storedBytes: number): string {
-  return Number(storedBytes) === Buffer.byteLength(payload) + 3 ? `\uFEFF${payload}` : payload;
 }

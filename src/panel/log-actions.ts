@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { AppError } from '../errors.js';
 import { exportEvents, EXPORT_TYPES } from '../events/events-export.js';
-import { toEventJson } from '../events/events-service.js';
+import { toEventJson } from '../events/event-object.js';
 import type { PanelServices } from './panel-services.js';
 import { logsUrl, parseLogFilter } from './log-filters.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
