@@ -15,8 +15,11 @@ import type { DeliveryWorker } from './deliveries/delivery-worker.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
 import { EventsFeed } from './events/events-feed.js';
 import { EventsReplay } from './events/events-replay.js';
-import { EventsService } from './events/events-service.js';
+import { EventCounts } from './events/event-counts.js';
+import { EventPages } from './events/event-pages.js';
+import { EventReader } from './events/event-reader.js';
 import { EventsStore } from './events/events-store.js';
+import { EventThreads } from './events/events-thread.js';
 import { LiveStreams } from './events/live-streams.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
@@ -57,8 +60,14 @@ export class AppContext {
   readonly ingest: IngestService;
   /** Stored events read by id (reply delivery's messages carry them). */
   readonly eventsStore: EventsStore;
-  /** Brain Logs: the received events, for the API and the panel. */
-  readonly events: EventsService;
+  /** Brain Logs: an event as the API shows it, with its reply delivery. */
+  readonly eventReader: EventReader;
+  /** Brain Logs pages, newest first, for the API and the panel. */
+  readonly eventPages: EventPages;
+  /** Brain Logs counts: a filter's total and chart, each channel's last day. */
+  readonly eventCounts: EventCounts;
+  /** An event's thread, for its page. */
+  readonly eventThreads: EventThreads;
   /** Reply delivery: signing secrets, delivery states and attempts, "deliver again". */
   readonly deliveries: DeliveriesService;
   /** Sends reply deliveries; absent in a `ROLE=web` process. */
@@ -107,11 +116,14 @@ export class AppContext {
     this.ingest = new IngestService(db, config.bodyLimitBytes, this.metrics.eventBatchWrites);
     this.deliveries = new DeliveriesService(db);
     this.eventsStore = new EventsStore(db);
-    this.events = new EventsService(db, this.deliveries.deliveriesOf);
+    this.eventReader = new EventReader(db, this.deliveries.deliveriesOf);
+    this.eventPages = new EventPages(db, this.eventReader);
+    this.eventCounts = new EventCounts(db);
+    this.eventThreads = new EventThreads(db);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
     this.usage = new UsageService(db);
-    this.eventsReplay = new EventsReplay(db, this.events, this.workspaces);
+    this.eventsReplay = new EventsReplay(db, this.eventReader, this.workspaces);
     this.eventsFeed = new EventsFeed(db, log);
     this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
     this.admins = new AdminsService(db);

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
 import type { EventRow } from './event-row.js';
-import * as repo from './events-repo.js';
+import * as repo from './events-list-repo.js';
 import type { EventConditions } from './events-where.js';
 import { matchesPayload } from './payload-filter.js';
 

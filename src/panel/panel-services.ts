@@ -4,8 +4,11 @@ import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { Config } from '../config.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
+import type { EventCounts } from '../events/event-counts.js';
+import type { EventPages } from '../events/event-pages.js';
+import type { EventReader } from '../events/event-reader.js';
 import type { EventsReplay } from '../events/events-replay.js';
-import type { EventsService } from '../events/events-service.js';
+import type { EventThreads } from '../events/events-thread.js';
 import type { LiveStreams } from '../events/live-streams.js';
 import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
@@ -30,7 +33,11 @@ export interface PanelServices {
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
   channels: ChannelsService;
-  events: EventsService;
+  /** Brain Logs: one event, its pages, counts and chart, an event's thread. */
+  eventReader: EventReader;
+  eventPages: EventPages;
+  eventCounts: EventCounts;
+  eventThreads: EventThreads;
   /** Reply delivery: the channel's secret, the last result, attempts, "deliver again". */
   deliveries: DeliveriesService;
   /** Tokens and events per day, for the Workspace page's chart. */
