@@ -22,14 +22,14 @@ import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { encodeCursor } from '../src/events/events-cursor.js';
+import { encodeCursor } from '../src/brain-logs/events-cursor.js';
 import {
   EventsRetention,
   RETENTION_BATCH_SIZE,
   RETENTION_PAUSE_MS,
 } from '../src/events/events-retention.js';
-import { EventCounts } from '../src/events/event-counts.js';
-import { EventPages } from '../src/events/event-pages.js';
+import { EventCounts } from '../src/brain-logs/event-counts.js';
+import { EventPages } from '../src/brain-logs/event-pages.js';
 import { createLogger } from '../src/logger.js';
 import { claimEvents } from '../src/worker/queue-claim.js';
 

@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { openPostgres } from '../../src/db/postgres.js';
-import { exportEvents } from '../../src/events/events-export.js';
-import { EventReader } from '../../src/events/event-reader.js';
+import { exportEvents } from '../../src/brain-logs/events-export.js';
+import { EventReader } from '../../src/brain-logs/event-reader.js';
 
 const db = openPostgres({ url: process.env.EXPORT_DATABASE_URL as string, max: 1 });
 let bytes = 0;

@@ -1,13 +1,13 @@
 import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
-import type { EventPages } from '../events/event-pages.js';
-import type { EventReader } from '../events/event-reader.js';
-import type { EventsReplay } from '../events/events-replay.js';
-import type { LiveStreams } from '../events/live-streams.js';
+import type { EventPages } from '../brain-logs/event-pages.js';
+import type { EventReader } from '../brain-logs/event-reader.js';
+import type { EventsReplay } from '../brain-logs/events-replay.js';
+import type { LiveStreams } from '../brain-logs/live-streams.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
-import { eventsRoutes } from '../events/events-routes.js';
+import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../errors.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';

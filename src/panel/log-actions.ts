@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { AppError } from '../errors.js';
-import { exportEvents, EXPORT_TYPES } from '../events/events-export.js';
-import { filterConditions } from '../events/events-filter.js';
+import { exportEvents, EXPORT_TYPES } from '../brain-logs/events-export.js';
+import { filterConditions } from '../brain-logs/events-filter.js';
 import { toEventJson } from '../events/event-object.js';
 import type { PanelServices } from './panel-services.js';
 import { logsUrl, parseLogFilter } from './log-filters.js';

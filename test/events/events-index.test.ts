@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
-import { EventPages } from '../../src/events/event-pages.js';
-import { EventThreads } from '../../src/events/events-thread.js';
+import { EventPages } from '../../src/brain-logs/event-pages.js';
+import { EventThreads } from '../../src/brain-logs/events-thread.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';

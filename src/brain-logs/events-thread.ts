@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { EventStatus } from './event-states.js';
+import type { EventStatus } from '../events/event-states.js';
 import { listThreadEvents } from './events-thread-repo.js';
 
 /** An event of a thread as the event page lists it. */

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { EVENT_COLUMNS, type EventRow } from './event-row.js';
+import { EVENT_COLUMNS, type EventRow } from '../events/event-row.js';
 import type { EventCursor } from './events-cursor.js';
 import { eventsWhere, type EventConditions } from './events-where.js';
 

@@ -1,10 +1,14 @@
 import type { Queryable } from '../db/database.js';
-import { toEventJson, type EventDelivery, type EventJson } from './event-object.js';
-import type { EventRow } from './event-row.js';
-import { EventsStore } from './events-store.js';
+import type { DeliveriesService } from '../deliveries/deliveries-service.js';
+import { toEventJson, type EventJson } from '../events/event-object.js';
+import type { EventRow } from '../events/event-row.js';
+import { EventsStore } from '../events/events-store.js';
 
-/** The latest delivery of each of these events that has one (reply delivery's records). */
-export type DeliveryLookup = (eventIds: string[]) => Promise<Map<string, EventDelivery>>;
+/**
+ * The latest delivery of each of these events that has one: reply delivery's service, which
+ * reads events itself and never Brain Logs, so the calls go one way.
+ */
+export type DeliveryLookup = DeliveriesService['deliveriesOf'];
 
 const noDeliveries: DeliveryLookup = async () => new Map();
 

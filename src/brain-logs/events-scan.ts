@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
-import type { EventRow } from './event-row.js';
+import type { EventRow } from '../events/event-row.js';
 import * as repo from './events-list-repo.js';
 import type { EventConditions } from './events-where.js';
 import { matchesPayload } from './payload-filter.js';

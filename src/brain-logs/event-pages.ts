@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
-import type { EventJson } from './event-object.js';
+import type { EventJson } from '../events/event-object.js';
 import { EventReader } from './event-reader.js';
-import type { EventRow } from './event-row.js';
+import type { EventRow } from '../events/event-row.js';
 import { decodeCursor, encodeCursor } from './events-cursor.js';
 import { filterConditions, pageLimit, type EventFilter } from './events-filter.js';
 import {

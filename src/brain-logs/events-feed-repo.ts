@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { EVENT_COLUMNS, type EventRow } from './event-row.js';
+import { EVENT_COLUMNS, type EventRow } from '../events/event-row.js';
 import { TEXT_BYTES, type EventSize } from './events-list-repo.js';
 import { eventsWhere, type EventConditions } from './events-where.js';
 
