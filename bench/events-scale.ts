@@ -4,8 +4,8 @@
  * Events arrive at a steady rate (one every 2.6 s: 1,000,000 over 30 days, ending now, round-robin
  * over 10 channels, every 1000th still pending). The table is filled in time order to 10,000,
  * 100,000 and 1,000,000 events; at each size the statements the service really sends (captured
- * from EventsService and claimEvents) are timed (median of RUNS round trips from Node) and
- * EXPLAINed (shared buffers touched: work that does not depend on the machine):
+ * from Brain Logs' pages and chart, and claimEvents) are timed (median of RUNS round trips from
+ * Node) and EXPLAINed (shared buffers touched: work that does not depend on the machine):
  *   1. one channel, the newest hour, first page;
  *   2. one channel, a page halfway through its history (500, 5,000, 50,000 newer events);
  *   3. the whole workspace, first page, no filter;
@@ -22,13 +22,14 @@ import pg from 'pg';
 import type { Database, Queryable } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
-import { encodeCursor } from '../src/events/events-cursor.js';
+import { encodeCursor } from '../src/brain-logs/events-cursor.js';
 import {
   EventsRetention,
   RETENTION_BATCH_SIZE,
   RETENTION_PAUSE_MS,
 } from '../src/events/events-retention.js';
-import { EventsService } from '../src/events/events-service.js';
+import { EventCounts } from '../src/brain-logs/event-counts.js';
+import { EventPages } from '../src/brain-logs/event-pages.js';
 import { createLogger } from '../src/logger.js';
 import { claimEvents } from '../src/worker/queue-claim.js';
 
@@ -93,7 +94,7 @@ try {
     const to = new Date((newest.rows[0] as { at: Date }).at.getTime() + 1);
     const hour = { channelId, from: new Date(to.getTime() - 3_600_000), to };
     const firstPage = await measure('1. channel, newest hour, first page', (q) =>
-      new EventsService(q).list(workspaceId, hour),
+      new EventPages(q).list(workspaceId, hour),
     );
 
     const depth = Math.floor(size / CHANNELS / 2);
@@ -107,11 +108,11 @@ try {
       id: deep.rows[0]?.id as string,
     });
     const deepPage = await measure(`2. channel, page after ${depth} newer events`, (q) =>
-      new EventsService(q).list(workspaceId, { channelId, cursor }),
+      new EventPages(q).list(workspaceId, { channelId, cursor }),
     );
 
     const workspacePage = await measure('3. workspace, first page', (q) =>
-      new EventsService(q).list(workspaceId, {}),
+      new EventPages(q).list(workspaceId, {}),
     );
 
     const claim = await measure(
@@ -286,10 +287,10 @@ async function brainLogs(target: Database, workspaceId: string, channelId: strin
     results.push([title, measured]);
   };
   await show(`5. q=${RARE_WORD.toLowerCase()}, workspace, 7 days, first page`, (q) =>
-    new EventsService(q).list(workspaceId, { q: RARE_WORD.toLowerCase(), from: week, to }),
+    new EventPages(q).list(workspaceId, { q: RARE_WORD.toLowerCase(), from: week, to }),
   );
   await show('6. payload.order.status=paid, one channel, 24 h, first page', (q) =>
-    new EventsService(q).list(workspaceId, {
+    new EventPages(q).list(workspaceId, {
       channelId,
       from: day,
       to,
@@ -297,7 +298,7 @@ async function brainLogs(target: Database, workspaceId: string, channelId: strin
     }),
   );
   await show('7. chart: events per day and status, workspace, 7 days', (q) =>
-    new EventsService(q).volume(workspaceId, {}, week, to),
+    new EventCounts(q).volume(workspaceId, {}, week, to),
   );
   printTable(
     ['statement', 'median ms', 'buffers'],

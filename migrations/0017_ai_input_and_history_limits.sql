@@ -12,7 +12,7 @@ $$;
 
 -- An event keeps its last 20 earlier outcomes (oldest first), their texts cut as above, so one
 -- event, and a page of them, stays a few megabytes however often it is replayed. Replay appends
--- through it (src/events/events-replay-repo.ts).
+-- through it (src/brain-logs/events-replay-repo.ts).
 create function events_history_kept(history jsonb) returns jsonb
 language sql immutable parallel safe as $$
   select coalesce(jsonb_agg(

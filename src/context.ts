@@ -2,21 +2,25 @@ import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
 import { SessionsService } from './auth/sessions-service.js';
+import { EventCounts } from './brain-logs/event-counts.js';
+import { EventPages } from './brain-logs/event-pages.js';
+import { EventReader } from './brain-logs/event-reader.js';
+import { EventsFeed } from './brain-logs/events-feed.js';
+import { EventsReplay } from './brain-logs/events-replay.js';
+import { EventThreads } from './brain-logs/events-thread.js';
+import { LiveStreams } from './brain-logs/live-streams.js';
 import { ChannelsService } from './channels/channels-service.js';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
-import { EventAnswers } from './events/event-answers.js';
-import { EventWaits } from './events/event-waits.js';
 import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
 import { DeliveriesService } from './deliveries/deliveries-service.js';
 import type { DeliveryWorker } from './deliveries/delivery-worker.js';
+import { EventAnswers } from './events/event-answers.js';
+import { EventWaits } from './events/event-waits.js';
 import { createEventsRetention, type EventsRetention } from './events/events-retention.js';
-import { EventsFeed } from './events/events-feed.js';
-import { EventsReplay } from './events/events-replay.js';
-import { EventsService } from './events/events-service.js';
-import { LiveStreams } from './events/live-streams.js';
+import { EventsStore } from './events/events-store.js';
 import { DecodeBudget } from './hooks/decode-budget.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
@@ -55,23 +59,31 @@ export class AppContext {
   readonly workspaces: WorkspacesService;
   readonly channels: ChannelsService;
   readonly ingest: IngestService;
-  /** Brain Logs: the received events, for the API and the panel. */
-  readonly events: EventsService;
+  /** Stored events read by id (reply delivery's messages carry them). */
+  readonly eventsStore: EventsStore;
+  /** Senders' answers about their events, held until the event finishes when asked to. */
+  readonly answers: EventAnswers;
+  private readonly waits: EventWaits;
   /** Reply delivery: signing secrets, delivery states and attempts, "deliver again". */
   readonly deliveries: DeliveriesService;
   /** Sends reply deliveries; absent in a `ROLE=web` process. */
   readonly deliveryWorker: DeliveryWorker | undefined;
-  /** Senders' answers about their events, held until the event finishes when asked to. */
-  readonly answers: EventAnswers;
-  private readonly waits: EventWaits;
-  /** Tokens and events per day or channel (the API and the panel's Workspace page). */
-  readonly usage: UsageService;
+  /** Brain Logs: an event as the API shows it, with its reply delivery. */
+  readonly eventReader: EventReader;
+  /** Brain Logs pages, newest first, for the API and the panel. */
+  readonly eventPages: EventPages;
+  /** A filter's count and chart, each channel's last day. */
+  readonly eventCounts: EventCounts;
+  /** An event's thread, for its page. */
+  readonly eventThreads: EventThreads;
   /** Replaying finished events, one or a filter's worth. */
   readonly eventsReplay: EventsReplay;
   /** The live tail of Brain Logs (Server-Sent Events), across instances. */
   readonly eventsFeed: EventsFeed;
   /** The streams of the API and the panel on that feed, STREAMS_PER_KEY per key or session. */
   readonly liveStreams: LiveStreams;
+  /** Tokens and events per day or channel (the API and the panel's Workspace page). */
+  readonly usage: UsageService;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -108,14 +120,18 @@ export class AppContext {
       this.metrics.eventBatchWrites,
       new DecodeBudget(config.decodeMemoryLimitBytes),
     );
-    this.deliveries = new DeliveriesService(db);
-    this.events = new EventsService(db, this.deliveries.deliveriesOf);
+    this.eventsStore = new EventsStore(db);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
-    this.usage = new UsageService(db);
-    this.eventsReplay = new EventsReplay(db, this.events, this.workspaces);
+    this.deliveries = new DeliveriesService(db);
+    this.eventReader = new EventReader(db, this.deliveries.deliveriesOf);
+    this.eventPages = new EventPages(db, this.eventReader);
+    this.eventCounts = new EventCounts(db);
+    this.eventThreads = new EventThreads(db);
+    this.eventsReplay = new EventsReplay(db, this.eventReader, this.workspaces);
     this.eventsFeed = new EventsFeed(db, log);
     this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
+    this.usage = new UsageService(db);
     this.admins = new AdminsService(db);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);

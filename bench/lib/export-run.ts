@@ -5,8 +5,8 @@
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { openPostgres } from '../../src/db/postgres.js';
-import { exportEvents } from '../../src/events/events-export.js';
-import { EventsService } from '../../src/events/events-service.js';
+import { exportEvents } from '../../src/brain-logs/events-export.js';
+import { EventReader } from '../../src/brain-logs/event-reader.js';
 
 const db = openPostgres({ url: process.env.EXPORT_DATABASE_URL as string, max: 1 });
 let bytes = 0;
@@ -22,7 +22,7 @@ const sink = new Writable({
 const rssBeforeKb = Math.round(process.memoryUsage().rss / 1024);
 const started = performance.now();
 const rows = await exportEvents(
-  new EventsService(db),
+  new EventReader(db),
   {
     workspaceId: process.env.EXPORT_WORKSPACE as string,
     channelId: process.env.EXPORT_CHANNEL as string,

@@ -1,12 +1,13 @@
 import { Router } from 'express';
 import type { ChannelsService } from '../channels/channels-service.js';
-import type { EventsReplay } from '../events/events-replay.js';
-import type { EventsService } from '../events/events-service.js';
-import type { LiveStreams } from '../events/live-streams.js';
+import type { EventPages } from '../brain-logs/event-pages.js';
+import type { EventReader } from '../brain-logs/event-reader.js';
+import type { EventsReplay } from '../brain-logs/events-replay.js';
+import type { LiveStreams } from '../brain-logs/live-streams.js';
 import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
-import { eventsRoutes } from '../events/events-routes.js';
+import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../errors.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -22,7 +23,8 @@ export interface ApiServices {
   apiKeys: ApiKeysService;
   workspaces: WorkspacesService;
   channels: ChannelsService;
-  events: EventsService;
+  eventReader: EventReader;
+  eventPages: EventPages;
   deliveries: DeliveriesService;
   usage: UsageService;
   eventsReplay: EventsReplay;
@@ -44,7 +46,8 @@ export function apiRouter(services: ApiServices): Router {
   router.use(deliveriesRoutes(services.deliveries));
   router.use(
     eventsRoutes({
-      events: services.events,
+      reader: services.eventReader,
+      pages: services.eventPages,
       replay: services.eventsReplay,
       streams: services.liveStreams,
     }),

@@ -9,3 +9,9 @@ export const CURRENT_MONTH_START = `(date_trunc('month', now() at time zone 'utc
 export function textArrayLiteral(items: readonly string[]): string {
   return `{${items.map((item) => `"${item.replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
+
+/** What PostgreSQL timestamptz and an ISO 8601 string can both hold. */
+export function isStorableTime(date: Date): boolean {
+  const year = date.getUTCFullYear();
+  return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
+}

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
-import type { EventsService } from '../events/events-service.js';
+import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../logger.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
 import { shutdownBudget } from '../shutdown.js';
@@ -10,7 +10,7 @@ export interface DeliveryWorkerDeps {
   config: Config;
   db: Database;
   log: Logger;
-  events: EventsService;
+  eventsStore: EventsStore;
 }
 
 /** Room for the database writes around one send before another worker may take the message. */
@@ -28,7 +28,7 @@ export function createDeliveryWorker(
   const { allowPrivate = config.delivery.allowPrivate, ...options } = overrides;
   return new DeliveryWorker({
     db: ctx.db,
-    events: ctx.events,
+    events: ctx.eventsStore,
     client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
     log: ctx.log,
     concurrency: config.workerConcurrency,

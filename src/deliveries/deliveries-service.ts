@@ -1,9 +1,9 @@
 import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../errors.js';
-import type { EventDelivery } from '../events/events-service.js';
+import type { EventDelivery } from '../events/event-object.js';
 import { newSigningSecret, ROW_ID } from '../secrets.js';
 import * as repo from './deliveries-repo.js';
-import { shownStatus } from './delivery-states.js';
+import { deliveriesOfEvents, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';
 
 /** How long a replaced reply secret keeps signing messages next to the new one. */
@@ -46,10 +46,8 @@ export class DeliveriesService {
   }
 
   /** The latest delivery of each event that has one (the events' `delivery` field). */
-  readonly deliveriesOf = async (eventIds: string[]): Promise<Map<string, EventDelivery>> => {
-    const rows = await repo.latestDeliveries(this.db, eventIds);
-    return new Map(rows.map((row) => [row.event_id, toEventDelivery(row)]));
-  };
+  readonly deliveriesOf = (eventIds: string[]): Promise<Map<string, EventDelivery>> =>
+    deliveriesOfEvents(this.db, eventIds);
 
   /** The channel's most recent attempted delivery: "the last delivery result" in its editor. */
   async lastOfChannel(channelId: string): Promise<EventDelivery | undefined> {
@@ -78,14 +76,4 @@ export class DeliveriesService {
       'Only an event whose reply delivery failed can be delivered again.',
     );
   }
-}
-
-function toEventDelivery(row: repo.DeliveryRow): EventDelivery {
-  return {
-    status: shownStatus(row.state, row.channel_delivery_on),
-    attempts: row.attempts,
-    last_status: row.last_status,
-    last_error: row.last_error,
-    delivered_at: row.delivered_at ? new Date(row.delivered_at).toISOString() : null,
-  };
 }

@@ -1,4 +1,4 @@
-import type { EventJson } from '../events/events-service.js';
+import type { EventJson } from '../events/event-object.js';
 import type { DeliveryType } from './delivery-states.js';
 import { signatureHeader } from './reply-secret.js';
 

@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
-import type { EventsService } from '../events/events-service.js';
+import { toEventJson, type EventJson } from '../events/event-object.js';
+import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../logger.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { QueueLoop } from '../queue/queue-loop.js';
 import { attemptDelivery, type AttemptDeps } from './delivery-attempt.js';
 import { messageBody } from './delivery-message.js';
+import { deliveriesOfEvents } from './event-deliveries.js';
 import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
 import { markDelivered, type Delivered } from './queue-delivered.js';
 import { fixMessages } from './queue-fix-messages.js';
@@ -25,7 +27,8 @@ export const DELIVERIES_CHANNEL = 'hookprompt_deliveries';
 
 export interface DeliveryWorkerOptions {
   db: Database;
-  events: EventsService;
+  /** Where the events of the messages are read (a message carries its event). */
+  events: EventsStore;
   client: OutboundClient;
   log: Logger;
   /** Most messages in flight at once. */
@@ -122,7 +125,7 @@ export class DeliveryWorker {
   private async bodiesOf(claimed: ClaimedDelivery[]): Promise<Map<string, string>> {
     const now = new Date();
     const unsent = claimed.filter((delivery) => delivery.message === null);
-    const events = await this.options.events.getMany(unsent.map((d) => d.event_id));
+    const events = await this.eventsOf(unsent.map((d) => d.event_id));
     const fresh = unsent.flatMap((delivery) => {
       const event = events.get(delivery.event_id);
       return event ? [{ id: delivery.id, message: messageBody(delivery.type, event, now) }] : [];
@@ -131,6 +134,20 @@ export class DeliveryWorker {
     for (const delivery of claimed)
       if (delivery.message !== null) fixed.set(delivery.id, delivery.message);
     return fixed;
+  }
+
+  /**
+   * The events of these messages as the API shows them, each with its own reply delivery: read
+   * here, from the event store and this room's records, so that events never call back into
+   * reply delivery.
+   */
+  private async eventsOf(ids: string[]): Promise<Map<string, EventJson>> {
+    if (ids.length === 0) return new Map();
+    const [rows, deliveries] = await Promise.all([
+      this.options.events.findMany(ids),
+      deliveriesOfEvents(this.options.db, ids),
+    ]);
+    return new Map(rows.map((row) => [row.id, toEventJson(row, deliveries.get(row.id))]));
   }
 
   private async send({ delivery, body }: ReadyMessage, signal: AbortSignal): Promise<void> {

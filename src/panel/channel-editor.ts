@@ -92,7 +92,7 @@ export function channelEditor(ctx: PanelServices) {
 
   /** The newest payload of this channel that is a JSON object, read through the Brain Logs service. */
   const lastPayload = async (res: Response, channel: Channel): Promise<string | undefined> => {
-    const { data } = await ctx.events.list(workspaceId(res), {
+    const { data } = await ctx.eventPages.list(workspaceId(res), {
       channelId: channel.id,
       limit: RECENT_EVENTS,
     });

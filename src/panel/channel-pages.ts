@@ -26,7 +26,7 @@ export function channelPages(ctx: PanelServices): Router {
     const [channels, stats, days] = await Promise.all([
       ctx.channels.list(ws),
       ctx.channels.activity(ws),
-      ctx.events.channelDays(ws),
+      ctx.eventCounts.channelDays(ws),
     ]);
     const quiet = { hourly: Array.from({ length: 24 }, () => 0), total: 0, rejected: 0, failed: 0 };
     // "Events today" counts from midnight UTC; its link opens Brain Logs from the same instant.
@@ -77,7 +77,7 @@ export function channelPages(ctx: PanelServices): Router {
     // "Use as the editor's sample payload" on an event page of Brain Logs.
     const sampleEvent = req.query.sample_event;
     if (typeof sampleEvent === 'string') {
-      const event = await ctx.events.get(ws, sampleEvent);
+      const event = await ctx.eventReader.get(ws, sampleEvent);
       return editor.show(
         res,
         channel,

@@ -1,7 +1,8 @@
 import { Router, type Response } from 'express';
 import { AppError } from '../errors.js';
-import { exportEvents, EXPORT_TYPES } from '../events/events-export.js';
-import { toEventJson } from '../events/events-service.js';
+import { exportEvents, EXPORT_TYPES } from '../brain-logs/events-export.js';
+import { filterConditions } from '../brain-logs/events-filter.js';
+import { toEventJson } from '../events/event-object.js';
 import type { PanelServices } from './panel-services.js';
 import { logsUrl, parseLogFilter } from './log-filters.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
@@ -21,8 +22,8 @@ export function logActions(ctx: PanelServices): Router {
     res.setHeader('Content-Type', EXPORT_TYPES[format]);
     res.setHeader('Content-Disposition', `attachment; filename="brain-logs-${stamp}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
-    const conditions = ctx.events.conditions(workspaceId(res), filter);
-    await exportEvents(ctx.events, conditions, format, res);
+    const conditions = filterConditions(workspaceId(res), filter);
+    await exportEvents(ctx.eventReader, conditions, format, res);
     res.end();
   });
 
@@ -31,7 +32,7 @@ export function logActions(ctx: PanelServices): Router {
     const { filter } = parseLogFilter(req.query);
     await ctx.liveStreams.serve(req, res, {
       owner: `session:${signedIn(res).session.id}`,
-      conditions: ctx.events.conditions(workspaceId(res), filter),
+      conditions: filterConditions(workspaceId(res), filter),
       message: (row) => {
         const { id, status } = toEventJson(row);
         return { id, status };

@@ -14,7 +14,7 @@ export function eventPage(ctx: PanelServices): Router {
   const router = Router();
 
   const load = async (ws: string, rawId: unknown, limit: number) => {
-    const event = await ctx.events.get(ws, pathId(rawId, 'This event'));
+    const event = await ctx.eventReader.get(ws, pathId(rawId, 'This event'));
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     return eventView(event, channels, limit);
   };
@@ -33,7 +33,7 @@ export function eventPage(ctx: PanelServices): Router {
         : [];
     const [deliveryAttempts, thread] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
-      ctx.events.thread(workspaceId(res), event),
+      ctx.eventThreads.around(workspaceId(res), event),
     ]);
     res.render('logs/show', {
       title: `Event #${event.id}`,

@@ -1,6 +1,7 @@
 import type { Channel } from '../channels/channels-service.js';
-import type { EventJson, EventPreview } from '../events/events-service.js';
-import type { ThreadAround, ThreadEvent } from '../events/events-thread.js';
+import type { EventJson } from '../events/event-object.js';
+import type { EventPreview } from '../brain-logs/event-pages.js';
+import type { ThreadAround, ThreadEvent } from '../brain-logs/events-thread.js';
 import { refusal } from './format.js';
 import { prettyPayload } from './pretty-json.js';
 

@@ -1,5 +1,5 @@
 import { isEventStatus } from '../events/event-states.js';
-import type { EventFilter } from '../events/events-service.js';
+import type { EventFilter } from '../brain-logs/events-filter.js';
 import { dateTimeLocalValue } from './format.js';
 import { parseLogSearch } from './log-search.js';
 

@@ -33,9 +33,9 @@ export function logPages(ctx: PanelServices): Router {
     const from = filter.from ?? new Date(to.getTime() - DAY_MS);
     const [page, count, volume] = await Promise.all([
       // Texts one character past the list's limit: enough to know they are cut, never whole 1 MB payloads.
-      ctx.events.listPreviews(ws, { ...filter, limit: PAGE_SIZE, cursor }, LIST_TEXT_LIMIT + 1),
-      ctx.events.count(ws, filter, COUNT_CAP + 1),
-      ctx.events.volume(ws, filter, from, to),
+      ctx.eventPages.listPreviews(ws, { ...filter, limit: PAGE_SIZE, cursor }, LIST_TEXT_LIMIT + 1),
+      ctx.eventCounts.count(ws, filter, COUNT_CAP + 1),
+      ctx.eventCounts.volume(ws, filter, from, to),
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(

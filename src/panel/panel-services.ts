@@ -4,9 +4,12 @@ import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { Config } from '../config.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
-import type { EventsReplay } from '../events/events-replay.js';
-import type { EventsService } from '../events/events-service.js';
-import type { LiveStreams } from '../events/live-streams.js';
+import type { EventCounts } from '../brain-logs/event-counts.js';
+import type { EventPages } from '../brain-logs/event-pages.js';
+import type { EventReader } from '../brain-logs/event-reader.js';
+import type { EventsReplay } from '../brain-logs/events-replay.js';
+import type { EventThreads } from '../brain-logs/events-thread.js';
+import type { LiveStreams } from '../brain-logs/live-streams.js';
 import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -30,7 +33,11 @@ export interface PanelServices {
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
   channels: ChannelsService;
-  events: EventsService;
+  /** Brain Logs: one event, its pages, counts and chart, an event's thread. */
+  eventReader: EventReader;
+  eventPages: EventPages;
+  eventCounts: EventCounts;
+  eventThreads: EventThreads;
   /** Reply delivery: the channel's secret, the last result, attempts, "deliver again". */
   deliveries: DeliveriesService;
   /** Tokens and events per day, for the Workspace page's chart. */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isStorableTime } from '../events/events-service.js';
+import { isStorableTime } from '../db/sql.js';
 
 /** An ISO 8601 instant (with Z or an offset) or a date, which means its midnight UTC. */
 const instant = z

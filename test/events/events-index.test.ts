@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
-import { EventsService } from '../../src/events/events-service.js';
+import { EventPages } from '../../src/brain-logs/event-pages.js';
+import { EventThreads } from '../../src/brain-logs/events-thread.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -72,7 +73,7 @@ describe.skipIf(!testDatabaseUrl)(
 
     it('reads one channel in a time window from events_channel_received_idx', async () => {
       const { text, params } = await capture((db) =>
-        new EventsService(db).list(app.ctx.defaultWorkspaceId, {
+        new EventPages(db).list(app.ctx.defaultWorkspaceId, {
           channelId,
           from: new Date('2021-01-02T10:00:00Z'),
           to: new Date('2021-01-02T11:00:00Z'),
@@ -86,10 +87,10 @@ describe.skipIf(!testDatabaseUrl)(
     });
 
     it('reads a page deep in the range from the index too, starting at the cursor', async () => {
-      const service = new EventsService(app.ctx.db);
+      const service = new EventPages(app.ctx.db);
       const first = await service.list(app.ctx.defaultWorkspaceId, { channelId, limit: 500 });
       const { text, params } = await capture((db) =>
-        new EventsService(db).list(app.ctx.defaultWorkspaceId, {
+        new EventPages(db).list(app.ctx.defaultWorkspaceId, {
           channelId,
           cursor: first.next_cursor as string,
         }),
@@ -120,7 +121,7 @@ describe.skipIf(!testDatabaseUrl)(
       await app.ctx.db.query('analyze events');
       const middle = rows[10_000]?.id as string;
       const { text, params } = await capture((db) =>
-        new EventsService(db).thread(app.ctx.defaultWorkspaceId, {
+        new EventThreads(db).around(app.ctx.defaultWorkspaceId, {
           id: middle,
           channel_id: channelId,
           thread_key: 't1',
@@ -137,7 +138,7 @@ describe.skipIf(!testDatabaseUrl)(
     // do not index every payload again; unfinished events are read through the queue index.
     it('finds a rare word through the trigram index and the unfinished events through the queue index', async () => {
       const { text, params } = await capture((db) =>
-        new EventsService(db).list(app.ctx.defaultWorkspaceId, { q: 'zebrafish' }),
+        new EventPages(db).list(app.ctx.defaultWorkspaceId, { q: 'zebrafish' }),
       );
       const nodes = await planOf(text, params);
       expect(nodes.map((n) => n['Node Type'])).not.toContain('Seq Scan');

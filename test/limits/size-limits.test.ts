@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PAGE_BYTES } from '../../src/events/events-service.js';
+import { PAGE_BYTES } from '../../src/brain-logs/event-pages.js';
 import { byteSize } from '../../src/panel/format.js';
 import { LIST_TEXT_LIMIT } from '../../src/panel/log-event-view.js';
 import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';

@@ -1,6 +1,6 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VOLUME_SCAN_LIMIT } from '../../src/events/events-volume.js';
+import { VOLUME_SCAN_LIMIT } from '../../src/brain-logs/events-volume.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';

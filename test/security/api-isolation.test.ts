@@ -157,7 +157,7 @@ const ROUTES: RouteCase[] = [
   },
   {
     // The stream stays open, so here only its refusal of a bad filter is asked; what it sends
-    // is held to the caller's workspace in test/events/events-stream.test.ts.
+    // is held to the caller's workspace in test/brain-logs/events-stream.test.ts.
     method: 'get',
     route: '/api/v1/events/stream',
     path: (v) => `/events/stream?channel_id=${v.channelId}&status=unknown`,

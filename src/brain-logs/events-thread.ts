@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import type { EventStatus } from './event-states.js';
-import { listThreadEvents } from './events-repo.js';
+import type { EventStatus } from '../events/event-states.js';
+import { listThreadEvents } from './events-thread-repo.js';
 
 /** An event of a thread as the event page lists it. */
 export interface ThreadEvent {
@@ -24,6 +24,19 @@ export interface ThreadAround {
 export const THREAD_AROUND = 10;
 /** A listed reply is cut to this many characters: enough to tell the events apart. */
 export const THREAD_PREVIEW_CHARS = 160;
+
+/** The thread of an event, for its page in Brain Logs. */
+export class EventThreads {
+  constructor(private readonly db: Queryable) {}
+
+  /** The events of `event`'s thread nearest to it, itself included (see eventThread). */
+  around(
+    workspaceId: string,
+    event: { id: string; channel_id: string; thread_key: string | null },
+  ): Promise<ThreadAround | undefined> {
+    return eventThread(this.db, workspaceId, event);
+  }
+}
 
 /**
  * The events of `event`'s thread nearest to it, itself included, newest first: up to `around`

@@ -3,8 +3,8 @@ import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Queryable } from '../db/database.js';
 import { scanEvents } from './events-scan.js';
-import type { EventRow } from './events-repo.js';
-import { toEventJson, type EventJson } from './events-service.js';
+import { toEventJson, type EventJson } from '../events/event-object.js';
+import type { EventRow } from '../events/event-row.js';
 import type { EventConditions } from './events-where.js';
 
 export type ExportFormat = 'jsonl' | 'csv';

@@ -1,6 +1,7 @@
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventJson, EventPage } from '../../src/events/events-service.js';
+import type { EventJson } from '../../src/events/event-object.js';
+import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { isStorableTime } from '../db/sql.js';
 import { ROW_ID } from '../secrets.js';
-import { EVENT_STATUSES } from './event-states.js';
-import { isStorableTime, MAX_PAGE_SIZE, type EventFilter } from './events-service.js';
+import { EVENT_STATUSES } from '../events/event-states.js';
+import { MAX_PAGE_SIZE, type EventFilter } from './events-filter.js';
 import { takePayloadConditions } from './payload-filter.js';
 
 /** An ISO 8601 instant (with Z or an offset) or a date, which means its midnight UTC. */

@@ -1,6 +1,7 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
-import * as repo from './events-repo.js';
+import type { EventRow } from '../events/event-row.js';
+import * as repo from './events-feed-repo.js';
 import type { EventConditions } from './events-where.js';
 import { matchesPayload } from './payload-filter.js';
 
@@ -20,7 +21,7 @@ export interface FeedOptions {
 
 interface Subscriber {
   conditions: EventConditions;
-  send: (row: repo.EventRow) => void | Promise<void>;
+  send: (row: EventRow) => void | Promise<void>;
   /** Ends the stream (the process is stopping). */
   end: () => void;
   /** The highest change number sent, or the start. */
@@ -67,7 +68,7 @@ export class EventsFeed {
   async subscribe(
     conditions: EventConditions,
     after: string | undefined,
-    send: (row: repo.EventRow) => void | Promise<void>,
+    send: (row: EventRow) => void | Promise<void>,
     end: () => void = () => undefined,
   ): Promise<() => void> {
     await this.listen();

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { EventCursor } from './events-cursor.js';
-import * as repo from './events-repo.js';
+import type { EventRow } from '../events/event-row.js';
+import * as repo from './events-list-repo.js';
 import type { EventConditions } from './events-where.js';
 import { matchesPayload } from './payload-filter.js';
 
@@ -14,7 +15,7 @@ export async function* scanEvents(
   db: Queryable,
   conditions: EventConditions,
   options: { after?: EventCursor; batchSize: number },
-): AsyncGenerator<repo.EventRow> {
+): AsyncGenerator<EventRow> {
   let after = options.after;
   for (;;) {
     const rows = await repo.listEvents(db, { ...conditions, after, limit: options.batchSize });

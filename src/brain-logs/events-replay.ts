@@ -4,10 +4,12 @@ import { ROW_ID } from '../secrets.js';
 import { isJsonObject, parsePayload } from '../template/index.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { eventErrors } from './event-errors.js';
-import { REPLAY_FROM, UNFINISHED_STATUSES } from './event-states.js';
+import { REPLAY_FROM, UNFINISHED_STATUSES } from '../events/event-states.js';
 import { lockEvent, requeueEvents } from './events-replay-repo.js';
 import { scanEvents } from './events-scan.js';
-import type { EventFilter, EventJson, EventsService } from './events-service.js';
+import type { EventJson } from '../events/event-object.js';
+import type { EventReader } from './event-reader.js';
+import { filterConditions, type EventFilter } from './events-filter.js';
 import type { EventConditions } from './events-where.js';
 
 const BATCH = 1000;
@@ -19,7 +21,7 @@ const BATCH = 1000;
 export class EventsReplay {
   constructor(
     private readonly db: Database,
-    private readonly events: EventsService,
+    private readonly reader: EventReader,
     private readonly workspaces: WorkspacesService,
   ) {}
 
@@ -44,7 +46,7 @@ export class EventsReplay {
       return true;
     });
     if (!paid) throw await this.quotaError(workspaceId);
-    return this.events.get(workspaceId, id);
+    return this.reader.get(workspaceId, id);
   }
 
   /**
@@ -58,7 +60,7 @@ export class EventsReplay {
     filter: EventFilter,
     dryRun: boolean,
   ): Promise<{ count: number }> {
-    const conditions = this.events.conditions(workspaceId, filter);
+    const conditions = filterConditions(workspaceId, filter);
     if (dryRun) return { count: (await replayableIds(this.db, conditions)).length };
     const count = await this.db.transaction(async (tx) => {
       const ids = await replayableIds(tx, conditions);

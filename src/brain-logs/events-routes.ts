@@ -1,5 +1,8 @@
 import { Router } from 'express';
+import type { EventPages } from './event-pages.js';
+import type { EventReader } from './event-reader.js';
 import { exportEvents, EXPORT_TYPES } from './events-export.js';
+import { filterConditions } from './events-filter.js';
 import type { EventsReplay } from './events-replay.js';
 import {
   parseExportQuery,
@@ -7,33 +10,33 @@ import {
   parseReplayBody,
   parseStreamQuery,
 } from './events-schemas.js';
-import type { EventsService } from './events-service.js';
 import type { LiveStreams } from './live-streams.js';
 
 export interface EventsRoutesDeps {
-  events: EventsService;
+  reader: EventReader;
+  pages: EventPages;
   replay: EventsReplay;
   streams: LiveStreams;
 }
 
 /** `/api/v1/events`: Brain Logs for the workspace of the API key (`res.locals.workspaceId`). */
-export function eventsRoutes({ events, replay, streams }: EventsRoutesDeps): Router {
+export function eventsRoutes({ reader, pages, replay, streams }: EventsRoutesDeps): Router {
   const router = Router();
 
   router.get('/events', async (req, res) => {
     const filter = parseListQuery(req.query);
-    res.json(await events.list(res.locals.workspaceId, filter));
+    res.json(await pages.list(res.locals.workspaceId, filter));
   });
 
   router.get('/events/export', async (req, res) => {
     const { format, filter } = parseExportQuery(req.query);
-    const conditions = events.conditions(res.locals.workspaceId, filter);
+    const conditions = filterConditions(res.locals.workspaceId, filter);
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     res.status(200);
     res.setHeader('Content-Type', EXPORT_TYPES[format]);
     res.setHeader('Content-Disposition', `attachment; filename="events-${stamp}.${format}"`);
     res.setHeader('Cache-Control', 'no-store');
-    await exportEvents(events, conditions, format, res);
+    await exportEvents(reader, conditions, format, res);
     res.end();
   });
 
@@ -41,8 +44,8 @@ export function eventsRoutes({ events, replay, streams }: EventsRoutesDeps): Rou
     const filter = parseStreamQuery(req.query);
     await streams.serve(req, res, {
       owner: res.locals.caller,
-      conditions: events.conditions(res.locals.workspaceId, filter),
-      message: async (row) => (await events.present([row]))[0],
+      conditions: filterConditions(res.locals.workspaceId, filter),
+      message: async (row) => (await reader.present([row]))[0],
     });
   });
 
@@ -52,7 +55,7 @@ export function eventsRoutes({ events, replay, streams }: EventsRoutesDeps): Rou
   });
 
   router.get('/events/:id', async (req, res) => {
-    res.json(await events.get(res.locals.workspaceId, String(req.params.id)));
+    res.json(await reader.get(res.locals.workspaceId, String(req.params.id)));
   });
 
   router.post('/events/:id/replay', async (req, res) => {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventJson, EventPage } from '../../src/events/events-service.js';
+import type { EventJson } from '../../src/events/event-object.js';
+import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventPage } from '../../src/events/events-service.js';
+import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { parsePayload, renderTemplate } from '../../src/template/index.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventJson } from '../../src/events/events-service.js';
+import type { EventJson } from '../../src/events/event-object.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startServerProcess } from '../support/server-process.js';

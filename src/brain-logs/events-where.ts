@@ -3,7 +3,7 @@ import {
   REPLY_OUTCOMES,
   UNFINISHED_STATUSES,
   sqlStatusList,
-} from './event-states.js';
+} from '../events/event-states.js';
 import type { PayloadCondition } from './payload-filter.js';
 
 /** The conditions of a Brain Logs filter, as the repo receives them (times as ISO text). */

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { eventErrors } from './event-errors.js';
 import type { EventsFeed } from './events-feed.js';
-import type { EventRow } from './events-repo.js';
+import type { EventRow } from '../events/event-row.js';
 import type { EventConditions } from './events-where.js';
 
 /** More than this waiting for a client means it has stopped reading: its stream is ended. */

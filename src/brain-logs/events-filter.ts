@@ -1,0 +1,66 @@
+import { isStorableTime } from '../db/sql.js';
+import { AppError } from '../errors.js';
+import { ROW_ID } from '../secrets.js';
+import type { EventStatus } from '../events/event-states.js';
+import type { EventConditions } from './events-where.js';
+import type { PayloadCondition } from './payload-filter.js';
+
+/** The filter of Brain Logs, shared by its pages, counts, chart, export, live tail and replay. */
+export interface EventFilter {
+  channelId?: string;
+  /** Only the events of this thread (the rendered `thread_key`). */
+  threadKey?: string;
+  status?: EventStatus;
+  /** Inclusive bound on received_at. */
+  from?: Date;
+  /** Exclusive bound on received_at. */
+  to?: Date;
+  /** Case-insensitive text in the payload, prompt, reply or error. */
+  q?: string;
+  /** `payload.<path>=<value>` conditions, all of which must hold. */
+  payload?: PayloadCondition[];
+  /** 1–500; 50 when not given. */
+  limit?: number;
+  /** The `next_cursor` of the previous page. */
+  cursor?: string;
+}
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 500;
+
+/** The filter's `limit`, or the default, kept within 1 and MAX_PAGE_SIZE. */
+export function pageLimit(filter: EventFilter): number {
+  return Math.min(Math.max(Math.trunc(filter.limit ?? DEFAULT_PAGE_SIZE), 1), MAX_PAGE_SIZE);
+}
+
+/**
+ * The filter as repo conditions.
+ * @throws AppError 400 for times PostgreSQL cannot hold.
+ */
+export function filterConditions(workspaceId: string, filter: EventFilter): EventConditions {
+  for (const [name, date] of [
+    ['from', filter.from],
+    ['to', filter.to],
+  ] as const) {
+    if (date && !isStorableTime(date)) {
+      throw new AppError(
+        400,
+        'validation_failed',
+        'Invalid request',
+        `${name}: must be a time between years 1 and 9999`,
+      );
+    }
+  }
+  return {
+    workspaceId,
+    // A channel id that cannot exist matches nothing, like an unknown one (ids start at 1).
+    channelId:
+      filter.channelId !== undefined && !ROW_ID.test(filter.channelId) ? '0' : filter.channelId,
+    status: filter.status,
+    from: filter.from?.toISOString(),
+    to: filter.to?.toISOString(),
+    q: filter.q,
+    payload: filter.payload,
+    threadKey: filter.threadKey,
+  };
+}

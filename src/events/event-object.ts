@@ -1,0 +1,94 @@
+import type { TokenUsage } from '../ai/ai-provider.js';
+import type { EventStatus } from './event-states.js';
+import type { EventRow } from './event-row.js';
+
+/** An event as the API and Brain Logs show it. */
+export interface EventJson {
+  id: string;
+  channel_id: string;
+  received_at: string;
+  status: EventStatus;
+  /** The request body exactly as received (for a refused request, its first 64 KB). */
+  payload: string;
+  /** A refused request's body was longer than what `payload` keeps. */
+  payload_truncated: boolean;
+  prompt: string | null;
+  reply: string | null;
+  error: string | null;
+  attempts: number;
+  completed_at: string | null;
+  /** The request's headers, lower-case names, credentials shown as "[redacted]". */
+  headers: Record<string, string>;
+  /** The sender's address as the receiver saw it (TRUST_PROXY applied). */
+  sender_ip: string | null;
+  /** Later requests with this event's dedup key, answered with this event instead of stored. */
+  duplicates: number;
+  /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
+  delivery: EventDelivery | null;
+  /** The model the last AI call named; null before any call. */
+  model: string | null;
+  /** Tokens of the last AI call as the provider reported them, or null. */
+  usage: TokenUsage | null;
+  /** How long the last successful AI call took, in milliseconds. */
+  latency_ms: number | null;
+  /** The rendered thread key; null when the event is in no thread. */
+  thread_key: string | null;
+  /** Placeholders of the template and system prompt that were absent or null in the payload. */
+  missing: string[];
+  /** The last AI call sent less than was rendered: cut to AI_MAX_INPUT_CHARS. */
+  input_truncated: boolean;
+  /**
+   * Earlier outcomes, oldest first, kept when the event was replayed: the last 20, each text
+   * cut to its first 10,000 characters and `…[truncated]`.
+   */
+  history: unknown[];
+}
+
+/** An event's reply delivery as the API shows it (see src/deliveries/). */
+export interface EventDelivery {
+  status: 'pending' | 'delivered' | 'failed' | 'held';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
+/**
+ * An event as the API shows it. Its `delivery` is given by the caller that has it: reply delivery
+ * reads events (its messages carry them), so events never read deliveries.
+ */
+export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson {
+  return {
+    id: row.id,
+    channel_id: row.channel_id,
+    received_at: new Date(row.received_at).toISOString(),
+    status: row.status as EventStatus,
+    payload: restoreByteOrderMark(row.payload, row.payload_bytes),
+    payload_truncated: row.payload_truncated,
+    prompt: row.prompt,
+    reply: row.reply,
+    error: row.error,
+    attempts: row.attempts,
+    completed_at: row.completed_at ? new Date(row.completed_at).toISOString() : null,
+    headers: row.headers ?? {},
+    sender_ip: row.sender_ip,
+    duplicates: row.duplicates,
+    delivery: delivery ?? null,
+    model: row.model,
+    usage: row.usage,
+    latency_ms: row.latency_ms,
+    thread_key: row.thread_key,
+    missing: row.missing ?? [],
+    input_truncated: row.input_truncated,
+    history: row.history,
+  };
+}
+
+/**
+ * The embedded database's driver decodes each text value with a TextDecoder that drops a UTF-8
+ * byte-order mark at its start; a payload is kept byte for byte, so the mark is put back when
+ * the stored size says one was there.
+ */
+function restoreByteOrderMark(payload: string, storedBytes: number): string {
+  return Number(storedBytes) === Buffer.byteLength(payload) + 3 ? `\uFEFF${payload}` : payload;
+}

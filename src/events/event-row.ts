@@ -1,0 +1,42 @@
+import type { TokenUsage } from '../ai/ai-provider.js';
+
+/** An event as stored, as every statement that selects EVENT_COLUMNS returns it. */
+export interface EventRow {
+  id: string;
+  channel_id: string;
+  received_at: Date;
+  /** received_at with microseconds, in UTC: what a cursor is made of. */
+  received_at_exact: string;
+  status: string;
+  payload: string;
+  /** The payload's size as stored, in bytes (see restoreByteOrderMark in event-object.ts). */
+  payload_bytes: number;
+  payload_truncated: boolean;
+  prompt: string | null;
+  reply: string | null;
+  error: string | null;
+  attempts: number;
+  completed_at: Date | null;
+  headers: Record<string, string> | null;
+  sender_ip: string | null;
+  duplicates: number;
+  model: string | null;
+  usage: TokenUsage | null;
+  latency_ms: number | null;
+  thread_key: string | null;
+  missing: string[] | null;
+  input_truncated: boolean;
+  /** Earlier outcomes of a replayed event, oldest first. */
+  history: unknown[];
+  /** Its place in the live tail (Last-Event-ID). */
+  change_seq: string;
+}
+
+/**
+ * The columns of an EventRow. Brain Logs reads the events table with statements of its own (the
+ * indexes of its filters are its own), and returns the same rows.
+ */
+export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
+  payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
+  model, usage, latency_ms, thread_key, missing, input_truncated, history, change_seq,
+  to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
