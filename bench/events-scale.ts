@@ -30,7 +30,7 @@ import {
 } from '../src/events/events-retention.js';
 import { EventCounts } from '../src/brain-logs/event-counts.js';
 import { EventPages } from '../src/brain-logs/event-pages.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/platform/logger.js';
 import { claimEvents } from '../src/worker/queue-claim.js';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

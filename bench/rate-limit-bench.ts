@@ -24,9 +24,9 @@ import {
   RateLimiterRes,
   type RateLimiterAbstract,
 } from 'rate-limiter-flexible';
-import { createLogger } from '../src/logger.js';
-import { createRedis, type RedisConnection } from '../src/redis.js';
-import { failOpenRedisStore, rateLimitLogger } from '../src/redis-store.js';
+import { createLogger } from '../src/platform/logger.js';
+import { createRedis, type RedisConnection } from '../src/platform/redis.js';
+import { failOpenRedisStore, rateLimitLogger } from '../src/platform/redis-store.js';
 import { HookRateLimit, senderKey, type RateCounter } from '../src/hooks/rate-limits.js';
 
 const { values: flags } = parseArgs({

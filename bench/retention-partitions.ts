@@ -12,7 +12,7 @@ import type { Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { EventsRetention } from '../src/events/events-retention.js';
-import { createLogger } from '../src/logger.js';
+import { createLogger } from '../src/platform/logger.js';
 import { createScratchDatabase } from './lib/scratch-database.js';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

@@ -3,15 +3,15 @@ import express from 'express';
 import { pinoHttp, type HttpLogger } from 'pino-http';
 import { apiRouter } from './api/api-router.js';
 import type { AppContext } from './context.js';
-import { errorHandler, notFound } from './errors.js';
-import { healthRoutes } from './health-routes.js';
+import { errorHandler, notFound } from './platform/errors.js';
+import { healthRoutes } from './metrics/health-routes.js';
 import { webhookFastPath } from './hooks/hook-fast-path.js';
 import { hooksRouter } from './hooks/hooks-routes.js';
 import { loggedEventId, WebhookReceiver } from './hooks/webhook-receiver.js';
-import { redactUrl } from './logger.js';
+import { redactUrl } from './platform/logger.js';
 import { metricsRoutes } from './metrics/metrics-routes.js';
 import { panelRouter } from './panel/panel-router.js';
-import { viewsDir } from './paths.js';
+import { viewsDir } from './platform/paths.js';
 
 /**
  * What the web role's HTTP server calls for each request. Webhooks (`POST /hooks/<token>`) are

@@ -1,14 +1,14 @@
 // First: V8's flags apply to what is allocated after them.
-import './v8-flags.js';
+import './platform/v8-flags.js';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpsApp, createRequestListener } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { createContext } from './context.js';
-import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './http-limits.js';
-import { shutdownBudget, startShutdownDeadline } from './shutdown.js';
-import { firstRunGuide } from './first-run.js';
-import { logToStandardOutput } from './log-output.js';
+import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './platform/http-limits.js';
+import { shutdownBudget, startShutdownDeadline } from './platform/shutdown.js';
+import { firstRunGuide } from './auth/first-run.js';
+import { logToStandardOutput } from './platform/log-output.js';
 
 /** The most a stopping process waits for a slow reader to take its last log lines. */
 const LAST_LINES_MS = 1000;

@@ -1,4 +1,4 @@
-import type { Config } from '../config.js';
+import type { Config } from '../platform/config.js';
 import type { AiProvider } from './ai-provider.js';
 import { createEchoProvider } from './echo-provider.js';
 import { OpenAiProvider } from './openai-provider.js';

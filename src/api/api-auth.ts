@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
-import { AppError } from '../errors.js';
-import { sha256Hex } from '../secrets.js';
+import { AppError } from '../platform/errors.js';
+import { sha256Hex } from '../platform/secrets.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 
 const unauthorized = () =>

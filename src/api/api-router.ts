@@ -8,7 +8,7 @@ import { channelsRoutes } from '../channels/channels-routes.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../brain-logs/events-routes.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../platform/errors.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';

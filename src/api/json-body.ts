@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import { isJsonMediaType } from '../hooks/ingest-service.js';
 
 /** Room for the largest request the management API takes (a channel with a long template). */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Router } from 'express';
 import { parse } from 'yaml';
-import { openApiFile } from '../paths.js';
+import { openApiFile } from '../platform/paths.js';
 
 export interface OpenApiDocument {
   openapi: string;

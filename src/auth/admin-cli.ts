@@ -1,10 +1,10 @@
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadConfig } from '../platform/config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
-import { newToken } from '../secrets.js';
+import { newToken } from '../platform/secrets.js';
 import { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { AdminsService, MIN_PASSWORD_LENGTH } from './admins-service.js';
 import { SessionsService } from './sessions-service.js';

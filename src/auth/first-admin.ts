@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config.js';
-import type { Logger } from '../logger.js';
-import { newToken } from '../secrets.js';
+import type { Config } from '../platform/config.js';
+import type { Logger } from '../platform/logger.js';
+import { newToken } from '../platform/secrets.js';
 import type { AdminsService } from './admins-service.js';
 
 /** The sign-in name of the admin created when ADMIN_EMAIL is not set. */

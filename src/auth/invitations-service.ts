@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
-import { AppError, notFound } from '../errors.js';
-import { newToken, sha256Hex } from '../secrets.js';
+import { AppError, notFound } from '../platform/errors.js';
+import { newToken, sha256Hex } from '../platform/secrets.js';
 import * as admins from './admins-repo.js';
 import type { Admin } from './admins-service.js';
 import { hashPassword } from './passwords.js';

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { newToken, sha256Hex } from '../secrets.js';
+import { newToken, sha256Hex } from '../platform/secrets.js';
 import * as repo from './sessions-repo.js';
 
 /** A one-time notice shown on the next page, such as "Channel saved." */

@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 
 /** The refusals of Brain Logs actions (replay, live streams), by the `code` they carry. */
 export const eventErrors = {

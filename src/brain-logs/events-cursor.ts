@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { ROW_ID } from '../secrets.js';
+import { AppError } from '../platform/errors.js';
+import { ROW_ID } from '../platform/secrets.js';
 
 /**
  * Where a Brain Logs page ends: the (received_at, id) of its last event. `receivedAt` is the

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { EventRow } from '../events/event-row.js';
 import * as repo from './events-feed-repo.js';
 import type { EventConditions } from './events-where.js';

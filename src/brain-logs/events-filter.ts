@@ -1,6 +1,6 @@
 import { isStorableTime } from '../db/sql.js';
-import { AppError } from '../errors.js';
-import { ROW_ID } from '../secrets.js';
+import { AppError } from '../platform/errors.js';
+import { ROW_ID } from '../platform/secrets.js';
 import type { EventStatus } from '../events/event-states.js';
 import type { EventConditions } from './events-where.js';
 import type { PayloadCondition } from './payload-filter.js';

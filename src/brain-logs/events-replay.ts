@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../db/database.js';
-import { notFound } from '../errors.js';
-import { ROW_ID } from '../secrets.js';
+import { notFound } from '../platform/errors.js';
+import { ROW_ID } from '../platform/secrets.js';
 import { isJsonObject, parsePayload } from '../template/index.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { eventErrors } from './event-errors.js';

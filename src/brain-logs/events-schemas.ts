@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isStorableTime } from '../db/sql.js';
-import { ROW_ID } from '../secrets.js';
+import { ROW_ID } from '../platform/secrets.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { MAX_PAGE_SIZE, type EventFilter } from './events-filter.js';
 import { takePayloadConditions } from './payload-filter.js';

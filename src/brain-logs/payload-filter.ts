@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import { parsePayload, renderTemplate } from '../template/index.js';
 
 /** `payload.<path>=<value>`: events whose `{{path}}` renders exactly to `value`. */

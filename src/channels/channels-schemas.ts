@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
-import { ROW_ID } from '../secrets.js';
+import { ROW_ID } from '../platform/secrets.js';
 import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);

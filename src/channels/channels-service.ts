@@ -5,9 +5,9 @@ import {
   type AiSettings,
 } from '../ai/ai-settings.js';
 import type { Database, Queryable } from '../db/database.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
-import { newSigningSecret } from '../secrets.js';
+import { newSigningSecret } from '../platform/secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
 import type { CreateChannel, ReplyDeliveryChange, UpdateChannel } from './channels-schemas.js';

@@ -1,4 +1,4 @@
-import { newToken, sha256Hex } from '../secrets.js';
+import { newToken, sha256Hex } from '../platform/secrets.js';
 
 /** 192 random bits, URL-safe: the secret path segment of a channel's webhook URL. */
 export function newWebhookToken(): string {

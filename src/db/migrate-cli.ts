@@ -1,5 +1,5 @@
-import { loadConfig } from '../config.js';
-import { createLogger } from '../logger.js';
+import { loadConfig } from '../platform/config.js';
+import { createLogger } from '../platform/logger.js';
 import { migrate } from './migrate.js';
 import { openDatabase } from './open-database.js';
 

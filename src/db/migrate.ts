@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { migrationsDir } from '../paths.js';
+import { migrationsDir } from '../platform/paths.js';
 import type { Database } from './database.js';
 
 export interface Migration {

@@ -1,9 +1,9 @@
-import type { Config } from '../config.js';
+import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { EventsStore } from '../events/events-store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
-import { shutdownBudget } from '../shutdown.js';
+import { shutdownBudget } from '../platform/shutdown.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 
 export interface DeliveryWorkerDeps {

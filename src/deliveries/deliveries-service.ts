@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, notFound } from '../platform/errors.js';
 import type { EventDelivery } from '../events/event-object.js';
-import { newSigningSecret, ROW_ID } from '../secrets.js';
+import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
 import * as repo from './deliveries-repo.js';
 import { deliveriesOfEvents, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';

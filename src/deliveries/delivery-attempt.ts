@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Queryable } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import {
   OutboundError,
   type OutboundClient,

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { Database } from '../db/database.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventsStore } from '../events/events-store.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { QueueLoop } from '../queue/queue-loop.js';

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { ROW_ID } from '../secrets.js';
+import { ROW_ID } from '../platform/secrets.js';
 import { findAnswers, findChannelAnswer, type AnswerRow } from './event-answers-repo.js';
 import type { EventWaits } from './event-waits.js';
 

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import { findAnswers, type AnswerRow } from './event-answers-repo.js';
 import { FINISHED_STATUSES } from './event-states.js';
 

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import type { Config } from '../config.js';
+import type { Config } from '../platform/config.js';
 import type { Queryable } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import {
   deleteExpiredEvents,
   listWorkspaceIds,

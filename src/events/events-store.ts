@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
-import { notFound } from '../errors.js';
-import { ROW_ID } from '../secrets.js';
+import { notFound } from '../platform/errors.js';
+import { ROW_ID } from '../platform/secrets.js';
 import type { EventRow } from './event-row.js';
 import { findEvent, findEventsByIds } from './events-repo.js';
 

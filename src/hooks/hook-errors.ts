@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import { MAX_CONTENT_ENCODINGS } from './decode-body.js';
 
 // A decoder finishes within milliseconds: room in the budget is soon there again.

@@ -1,5 +1,5 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import type { EventAnswers } from '../events/event-answers.js';
 import { hookErrors } from './hook-errors.js';
 import type { ReceivingChannel } from './ingest-service.js';

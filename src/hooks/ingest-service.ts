@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import contentType from 'content-type';
 import type { Histogram } from 'prom-client';
 import type { Database } from '../db/database.js';
-import type { AppError } from '../errors.js';
+import type { AppError } from '../platform/errors.js';
 import {
   InvalidJsonError,
   checkPayload,

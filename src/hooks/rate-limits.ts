@@ -7,12 +7,12 @@ import {
   type Options,
   type Store,
 } from 'express-rate-limit';
-import type { Config } from '../config.js';
-import type { AppError } from '../errors.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../platform/config.js';
+import type { AppError } from '../platform/errors.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { RedisConnection } from '../redis.js';
-import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
+import type { RedisConnection } from '../platform/redis.js';
+import { failOpenRedisStore, rateLimitLogger } from '../platform/redis-store.js';
 import { hookErrors } from './hook-errors.js';
 
 /** What counts a limit's requests: express-rate-limit's MemoryStore, or our Redis store. */

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AppError } from '../errors.js';
+import type { AppError } from '../platform/errors.js';
 import { hookErrors } from './hook-errors.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AppError } from '../errors.js';
+import type { AppError } from '../platform/errors.js';
 import type { DecodeBudget } from './decode-budget.js';
 import { decodeBody } from './decode-body.js';
 import { hookErrors } from './hook-errors.js';

@@ -1,4 +1,4 @@
-import { sha256Hex } from '../secrets.js';
+import { sha256Hex } from '../platform/secrets.js';
 import { renderTemplate, type JsonValue } from '../template/index.js';
 
 /** Longer keys are stored as their digest: the key is indexed, and index entries are bounded. */

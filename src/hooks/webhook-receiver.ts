@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { AppError, reportedError, sendProblem, serviceUnavailable } from '../errors.js';
+import { AppError, reportedError, sendProblem, serviceUnavailable } from '../platform/errors.js';
 import { receivedAnswer, type EventAnswers } from '../events/event-answers.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';

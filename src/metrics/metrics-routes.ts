@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics, QueueStats } from './metrics.js';
 
 /** `GET /metrics` in the Prometheus text format; served by every role. */

@@ -1,4 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ReplyOutcomeStatus } from '../events/event-states.js';
+import { logToStandardOutput } from '../platform/log-output.js';
 
 /** What the queue gauges show; read from the database by the worker's queue statements. */
 export interface QueueStats {
@@ -7,9 +9,6 @@ export interface QueueStats {
   /** Seconds since the oldest pending event arrived; 0 when none is pending. */
   oldestPendingAgeSeconds: number;
 }
-
-import type { ReplyOutcomeStatus } from '../events/event-states.js';
-import { logToStandardOutput } from '../log-output.js';
 
 /** How the worker left an event: finished, or put back for another attempt. */
 export type ReplyOutcome = ReplyOutcomeStatus | 'retried';

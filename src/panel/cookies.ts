@@ -1,5 +1,5 @@
 import type { CookieOptions, Request, Response } from 'express';
-import type { Config } from '../config.js';
+import type { Config } from '../platform/config.js';
 
 /** The panel's two cookies. Over HTTPS they get the `__Host-` prefix: Secure, this host, path /. */
 export interface PanelCookies {

@@ -1,6 +1,6 @@
 import { ZodError } from 'zod';
 import { channelIdSchema } from '../channels/channels-schemas.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../platform/errors.js';
 
 /** Text from a textarea: browsers send CRLF line breaks, stored text uses LF. */
 export function textareaText(value: string): string {

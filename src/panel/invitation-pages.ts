@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
 import type { OpenInvitation } from '../auth/invitations-service.js';
-import { newToken, sameSecret } from '../secrets.js';
+import { newToken, sameSecret } from '../platform/secrets.js';
 import type { PanelServices } from './panel-services.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
 import { formField } from './panel-auth.js';

@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import { exportEvents, EXPORT_TYPES } from '../brain-logs/events-export.js';
 import { filterConditions } from '../brain-logs/events-filter.js';
 import { toEventJson } from '../events/event-object.js';

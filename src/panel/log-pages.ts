@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { PanelServices } from './panel-services.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../platform/errors.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';

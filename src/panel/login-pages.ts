@@ -7,10 +7,10 @@ import {
   SET_PASSWORD_COMMAND,
 } from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
-import { failOpenRedisStore, rateLimitLogger } from '../redis-store.js';
+import { failOpenRedisStore, rateLimitLogger } from '../platform/redis-store.js';
 import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
 import { localPath } from './local-path.js';
-import { newToken, sameSecret } from '../secrets.js';
+import { newToken, sameSecret } from '../platform/secrets.js';
 import { checkCsrf, formField, requireAdmin } from './panel-auth.js';
 
 const LOGIN_WINDOW_MS = 15 * 60_000;

@@ -1,10 +1,10 @@
 import type { RequestHandler, Response } from 'express';
 import type { PanelServices } from './panel-services.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import type { Admin, Membership } from '../auth/admins-service.js';
 import { clearCookie, readCookie, type PanelCookies } from './cookies.js';
 import type { PanelSession } from '../auth/sessions-service.js';
-import { sameSecret } from '../secrets.js';
+import { sameSecret } from '../platform/secrets.js';
 
 /** What every signed-in page knows; also in `res.locals` for the views. */
 export interface SignedIn {

@@ -3,7 +3,7 @@ import helmet from 'helmet';
 import type { PanelServices } from './panel-services.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { publicDir } from '../paths.js';
+import { publicDir } from '../platform/paths.js';
 import { accountPages } from './account-pages.js';
 import { adminPages } from './admin-pages.js';
 import { channelPages } from './channel-pages.js';

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { updateChannelSchema } from '../channels/channels-schemas.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import { pathId } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
 import type { PanelServices } from './panel-services.js';

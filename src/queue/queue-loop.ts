@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Database } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import { QueueWake } from './queue-wake.js';
 
 /** An item of a queue, as its claim returns it: anything with the id its statements know it by. */

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../platform/errors.js';
 import * as repo from './usage-repo.js';
 
 export type UsageGroup = 'day' | 'channel';

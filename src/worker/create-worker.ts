@@ -1,9 +1,9 @@
 import { createAiProvider } from '../ai/create-provider.js';
-import type { Config } from '../config.js';
+import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { shutdownBudget } from '../shutdown.js';
+import { shutdownBudget } from '../platform/shutdown.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
 export interface WorkerDeps {

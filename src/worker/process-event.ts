@@ -4,7 +4,7 @@ import { toAiSettings } from '../ai/ai-settings.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
 import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import type { AiCallRecord } from './ai-call.js';

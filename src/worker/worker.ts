@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { AiProvider } from '../ai/ai-provider.js';
 import type { Database } from '../db/database.js';
 import { GroupCommit } from '../db/group-commit.js';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
 import { processEvent, type ProcessDeps } from './process-event.js';

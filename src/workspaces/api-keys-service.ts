@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
-import { notFound } from '../errors.js';
-import { newToken, sameSecret, sha256Hex } from '../secrets.js';
+import { notFound } from '../platform/errors.js';
+import { newToken, sameSecret, sha256Hex } from '../platform/secrets.js';
 import * as repo from './api-keys-repo.js';
 
 export interface ApiKey {

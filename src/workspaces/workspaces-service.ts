@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
-import { notFound } from '../errors.js';
+import { notFound } from '../platform/errors.js';
 import * as repo from './workspaces-repo.js';
 import type { WorkspacePatch } from './workspaces-schemas.js';
 

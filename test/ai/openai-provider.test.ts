@@ -5,7 +5,7 @@ import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createEchoProvider, echoProvider } from '../../src/ai/echo-provider.js';
 import { parseRetryAfter } from '../../src/ai/retry-after.js';
 import { chatCompletionsUrl, OpenAiProvider } from '../../src/ai/openai-provider.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/platform/config.js';
 import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
 
 const KEY = 'sk-test-secret-key-4242';

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/platform/paths.js';
 import { PanelClient } from '../panel/panel-client.js';
 import { startServerProcess, TSX_IMPORT, type ServerProcess } from '../support/server-process.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';

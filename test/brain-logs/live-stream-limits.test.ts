@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../src/secrets.js';
+import { sha256Hex } from '../../src/platform/secrets.js';
 import { ADMIN_ENV, cookieSet, PanelClient } from '../panel/panel-client.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';

@@ -29,7 +29,7 @@ describe('authentication', () => {
       `insert into workspaces (name, chat_quota) values ('Other', 5) returning id`,
     );
     const key = 'hp_other_workspace_key_1234567890';
-    const { sha256Hex: sha256 } = await import('../../src/secrets.js');
+    const { sha256Hex: sha256 } = await import('../../src/platform/secrets.js');
     await app.ctx.db.query(
       `insert into api_keys (workspace_id, name, prefix, key_hash) values ($1, 'test', 'hp_other', $2)`,
       [rows[0]?.id, sha256(key)],

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/platform/config.js';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/platform/paths.js';
 
 const readJson = (file: string) =>
   JSON.parse(readFileSync(join(projectRoot, file), 'utf8')) as Record<string, unknown>;

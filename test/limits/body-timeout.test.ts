@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { applyHttpLimits } from '../../src/http-limits.js';
+import { applyHttpLimits } from '../../src/platform/http-limits.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { INITIAL_API_KEY_FILE } from '../../src/first-run.js';
+import { INITIAL_API_KEY_FILE } from '../../src/auth/first-run.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 let server: ServerProcess | undefined;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { MAX_WAITING_LOG_CHARS } from '../../src/log-output.js';
+import { MAX_WAITING_LOG_CHARS } from '../../src/platform/log-output.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import {
   createTestDatabase,

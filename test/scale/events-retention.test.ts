@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import type { Queryable } from '../../src/db/database.js';
 import {
   deleteExpiredEvents,

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
-import { projectRoot } from '../../src/paths.js';
+import { projectRoot } from '../../src/platform/paths.js';
 
 export interface ServerProcess {
   baseUrl: string;

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { createRequestListener } from '../../src/app.js';
-import { parseConfig, type Config } from '../../src/config.js';
+import { parseConfig, type Config } from '../../src/platform/config.js';
 import { createContext, type AppContext } from '../../src/context.js';
-import { applyHttpLimits, CONNECTIONS_CHECK_MS } from '../../src/http-limits.js';
-import { createLogger } from '../../src/logger.js';
+import { applyHttpLimits, CONNECTIONS_CHECK_MS } from '../../src/platform/http-limits.js';
+import { createLogger } from '../../src/platform/logger.js';
 import { createTestDatabase, type TestDatabase } from './test-database.js';
 
 export const TEST_ADMIN_KEY = 'test-admin-key-0123456789';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseConfig } from '../../src/config.js';
+import { ConfigError, parseConfig } from '../../src/platform/config.js';
 
 describe('worker configuration', () => {
   it('has defaults that suit one small instance', () => {

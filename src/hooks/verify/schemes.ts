@@ -1,4 +1,4 @@
-import { sameSecret } from '../../secrets.js';
+import { sameSecret } from '../../platform/secrets.js';
 import {
   checkTimestamp,
   decodeSignature,

@@ -1,6 +1,6 @@
 import { Router } from 'express';
-import { DatabaseTimeoutError, type Database } from './db/database.js';
-import type { RedisConnection } from './redis.js';
+import { DatabaseTimeoutError, type Database } from '../db/database.js';
+import type { RedisConnection } from '../platform/redis.js';
 
 /** How long `/readyz` waits for the database: a probe must answer even when it does not. */
 const READY_CHECK_MS = 2_000;

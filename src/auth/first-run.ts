@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from './config.js';
-import type { ApiKeysService } from './workspaces/api-keys-service.js';
+import type { Config } from '../platform/config.js';
+import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 
 /** Where the first API key is written, beside the first admin's password in DATA_DIR. */
 export const INITIAL_API_KEY_FILE = 'initial-api-key';
