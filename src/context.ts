@@ -104,9 +104,10 @@ export class AppContext {
     });
     this.ingest = new IngestService(
       db,
-      config.bodyLimitBytes,
+      config,
       this.metrics.eventBatchWrites,
       new DecodeBudget(config.decodeMemoryLimitBytes),
+      () => this.hookLimits,
     );
     this.deliveries = new DeliveriesService(db);
     this.events = new EventsService(db, this.deliveries.deliveriesOf);
