@@ -41,11 +41,9 @@ export type StoredEvent =
  * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
  * that commits on its own by its deadline or not at all. It decides, in the order senders rely on,
  * what the pipeline leaves to it: duplicate (200, or 422 for another body), quota (403), stored
- * (200). Built once for each kind of batch: a new string per call would be flattened and
- * compared again by the driver. A batch without keys has no key to look up and updates no
- * event: the update's node costs a statement even when it updates nothing (its triggers run).
+ * (200). Built once: a new string per call would be flattened and compared again by the driver.
  */
-const storeEventBatchStatement = (keyed: boolean) => `
+const STORE_EVENT_BATCH = `
 with
   -- The deadline is named before any row is read: a COMMIT reaching the database after it fails
   -- (migrations/0006), and the wait for a quota row ends with it (lock_timeout).
@@ -88,21 +86,13 @@ with
   ),
   -- Stored events holding a key of the batch: within its window the key makes the request a
   -- duplicate (or 422); past it, the key is freed below and claimed again.
-  key_holders as (${
-    keyed
-      ? `
+  key_holders as (
     select id, channel_id, dedup_key, dedup_body_hash, dedup_expires_at > now() as open,
            status, reply, error
     from events
     where (channel_id, dedup_key) in (select channel_id, dedup_key from requests
                                       where dedup_key is not null and refusal is null)
-      and dedup_key is not null`
-      : `
-    select null::bigint as id, null::bigint as channel_id, null::text as dedup_key,
-           null::bytea as dedup_body_hash, null::boolean as open, null::text as status,
-           null::text as reply, null::text as error
-    where false`
-  }
+      and dedup_key is not null
   ),
   -- The workspace rows are locked in id order, so concurrent batches cannot deadlock; the room
   -- is read from the locked rows, so no instance accepts past the quota.
@@ -167,25 +157,17 @@ with
              then nextval('events_id_seq'::regclass) end as id
     from outcomes
   ),
-  -- Stored events whose key the batch met: each counts its duplicates, and a key past its
-  -- window is freed for the request that claims it below.
-  held_keys as (${
-    keyed
-      ? `
-    update events set
-      duplicates = events.duplicates + met.duplicates,
-      dedup_key = case when met.open then events.dedup_key end,
-      dedup_expires_at = case when met.open then events.dedup_expires_at end,
-      dedup_body_hash = case when met.open then events.dedup_body_hash end
+  -- Stored events whose key the batch met count its duplicates, and a key past its window is
+  -- freed for the request that claims it below (migrations/0019: only a batch that met one
+  -- pays for an update of events).
+  held_keys as (
+    select events_hold_keys(array_agg(holder_id), array_agg(duplicates), array_agg(open)) as n
     from (select holder_id, holder_open as open,
                  count(*) filter (where verdict = 'duplicate')::integer as duplicates
           from numbered where holder_id is not null
           group by holder_id, holder_open) as met
-    where events.id = met.holder_id and (met.duplicates > 0 or not met.open)
-    returning events.id`
-      : `
-    select null::bigint as id where false`
-  }
+    where duplicates > 0 or not open
+    having count(*) > 0
   ),
   -- A first request stored with its key counts the repeats of the batch as its duplicates.
   repeats as (
@@ -251,11 +233,6 @@ from numbered
 left join numbered first_of_key on first_of_key.position = numbered.first_position
 order by numbered.position`;
 
-const STORE_EVENT_BATCH = {
-  keyed: storeEventBatchStatement(true),
-  plain: storeEventBatchStatement(false),
-};
-
 interface ResultRow {
   id: string | null;
   outcome: StoredEvent['outcome'];
@@ -279,12 +256,11 @@ export async function storeEventBatch(
   deadline: number,
 ): Promise<StoredEvent[]> {
   const parameters = batchParameters(events, deadline);
-  const kind = events.some((event) => event.dedupKey !== undefined) ? 'keyed' : 'plain';
   const { rows } = await db.query<ResultRow>(
-    STORE_EVENT_BATCH[kind],
+    STORE_EVENT_BATCH,
     PARAMETER_NAMES.map((name) => parameters[name]),
-    // Planning this statement takes the database longer than running it for 50 events.
-    { name: `store-event-batch-${kind}`, deadline, commitsByDeadline: true },
+    // Prepared once per connection: planning it costs more than running it.
+    { name: 'store-event-batch', deadline, commitsByDeadline: true },
   );
   return rows.map(storedEvent);
 }
