@@ -10,7 +10,7 @@ import * as repo from './ingest-repo.js';
 import { Intake, type IngestOutcome, type IntakeParts } from './intake.js';
 import { receive } from './intake-pipeline.js';
 import type { HookRateLimits } from './rate-limits.js';
-import { storeReceivedEvents, type IncomingEvent, type StoredEvent } from './store-event-batch.js';
+import { EventBatchStore, type IncomingEvent, type StoredEvent } from './store-event-batch.js';
 
 export type { ReceivingChannel } from './ingest-repo.js';
 export type { IngestOutcome } from './intake.js';
@@ -42,10 +42,11 @@ export class IngestService implements IntakeParts {
     this.bodyLimitBytes = config.bodyLimitBytes;
     this.bodyTimeoutMs = config.bodyTimeoutMs;
     this.syncWaitMaxS = config.syncWaitMaxS;
+    const store = new EventBatchStore(db);
     const write = async (events: IncomingEvent[], deadline: number) => {
       const written = batchWrites.startTimer();
       try {
-        return await storeReceivedEvents(db, events, deadline);
+        return await store.store(events, deadline);
       } finally {
         written();
       }

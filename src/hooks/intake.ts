@@ -12,7 +12,7 @@ import type { FirstEvent, IncomingEvent, StoredEvent } from './store-event-batch
 import { renderThreadKey } from './thread-key.js';
 import { senderAddress } from './verify/allowed-ips.js';
 
-/** What the steps of the pipeline (intake-pipeline.ts) read and leave, and what they use. */
+// What the steps of the pipeline (intake-pipeline.ts) read and leave, and what they use.
 
 /** A refusal kept as a `rejected` event: `kept` is the start of a body of `of` bytes in all. */
 export interface Refusal {

@@ -38,12 +38,22 @@ export type StoredEvent =
   | { outcome: 'channel_changed' };
 
 /**
+ * How the statement finds the keys that stored events hold:
+ * - `looked-up`: it looks the batch's keys up first, and decides their requests (a duplicate,
+ *   422 for another body, a key past its window freed and claimed again);
+ * - `on-insert`: it does not look; the insert of a key an event holds fails the whole statement
+ *   (see isKeyTaken). Senders seldom repeat a request, and the lookup costs every keyed event.
+ */
+export type KeyCheck = 'looked-up' | 'on-insert';
+
+/**
  * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
  * that commits on its own by its deadline or not at all. It decides, in the order senders rely on,
  * what the pipeline leaves to it: duplicate (200, or 422 for another body), quota (403), stored
- * (200). Built once: a new string per call would be flattened and compared again by the driver.
+ * (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
+ * the driver.
  */
-const STORE_EVENT_BATCH = `
+const storeEventBatchStatement = (keys: KeyCheck) => `
 with
   -- The deadline is named before any row is read: a COMMIT reaching the database after it fails
   -- (migrations/0006), and the wait for a quota row ends with it (lock_timeout).
@@ -86,13 +96,21 @@ with
   ),
   -- Stored events holding a key of the batch: within its window the key makes the request a
   -- duplicate (or 422); past it, the key is freed below and claimed again.
-  key_holders as (
+  key_holders as (${
+    keys === 'looked-up'
+      ? `
     select id, channel_id, dedup_key, dedup_body_hash, dedup_expires_at > now() as open,
            status, reply, error
     from events
     where (channel_id, dedup_key) in (select channel_id, dedup_key from requests
                                       where dedup_key is not null and refusal is null)
-      and dedup_key is not null
+      and dedup_key is not null`
+      : `
+    select null::bigint as id, null::bigint as channel_id, null::text as dedup_key,
+           null::bytea as dedup_body_hash, null::boolean as open, null::text as status,
+           null::text as reply, null::text as error
+    where false`
+  }
   ),
   -- The workspace rows are locked in id order, so concurrent batches cannot deadlock; the room
   -- is read from the locked rows, so no instance accepts past the quota.
@@ -177,7 +195,7 @@ with
   ),
   -- Each accepted request with a key claims it by storing its event: the unique index lets one
   -- of any number of concurrent claims in. One that lost the race to another transaction fails
-  -- the statement (see storeReceivedEvents); 'on conflict' would cost every keyed event more.
+  -- the statement (see EventBatchStore); 'on conflict' would cost every keyed event more.
   stored as (
     insert into events (id, workspace_id, channel_id, status, payload, payload_truncated, error,
                         completed_at, headers, sender_ip, duplicates, thread_key, dedup_key,
@@ -233,6 +251,11 @@ from numbered
 left join numbered first_of_key on first_of_key.position = numbered.first_position
 order by numbered.position`;
 
+const STORE_EVENT_BATCH: Record<KeyCheck, string> = {
+  'looked-up': storeEventBatchStatement('looked-up'),
+  'on-insert': storeEventBatchStatement('on-insert'),
+};
+
 interface ResultRow {
   id: string | null;
   outcome: StoredEvent['outcome'];
@@ -246,43 +269,58 @@ interface ResultRow {
 
 /**
  * Stores a batch in one statement, one round trip with no BEGIN or COMMIT to wait for; results
- * in the order of `events`. A request whose key another transaction has just stored (a race
- * between instances) fails the whole statement, and nothing of it is stored (see isKeyTaken).
- * Inside a transaction of the caller's it names that transaction's deadline.
+ * in the order of `events`. A key another transaction has just stored (a race between
+ * instances), or with `on-insert` any key an event holds, fails the whole statement, and nothing
+ * of it is stored (see isKeyTaken). Inside a transaction of the caller's it names that
+ * transaction's deadline.
  */
 export async function storeEventBatch(
   db: Queryable,
   events: IncomingEvent[],
   deadline: number,
+  keys: KeyCheck = 'looked-up',
 ): Promise<StoredEvent[]> {
   const parameters = batchParameters(events, deadline);
   const { rows } = await db.query<ResultRow>(
-    STORE_EVENT_BATCH,
+    STORE_EVENT_BATCH[keys],
     PARAMETER_NAMES.map((name) => parameters[name]),
     // Prepared once per connection: planning it costs more than running it.
-    { name: 'store-event-batch', deadline, commitsByDeadline: true },
+    { name: `store-event-batch-${keys}`, deadline, commitsByDeadline: true },
   );
   return rows.map(storedEvent);
 }
 
 /**
- * What the group commit calls: storeEventBatch, sent again when it lost a race for a key. The
- * next statement sees the key's event and answers its duplicates. Not for a batch inside a
- * transaction of the caller's: the failed statement ends it.
+ * Stores the receiver's batches. Keys are found taken on insert while none was lately: a batch
+ * that meets one fails and is sent again with its keys looked up, as are the batches of the next
+ * LOOK_UP_AFTER_TAKEN_MS, so a sender that repeats its requests costs one failed statement now
+ * and then. A batch that loses a race for a key to another instance is sent again too, and finds
+ * the key's event. Not for a batch inside a transaction of the caller's: a failed statement ends it.
  */
-export async function storeReceivedEvents(
-  db: Queryable,
-  events: IncomingEvent[],
-  deadline: number,
-): Promise<StoredEvent[]> {
-  for (;;) {
-    try {
-      return await storeEventBatch(db, events, deadline);
-    } catch (error) {
-      if (!isKeyTaken(error)) throw error;
+export class EventBatchStore {
+  private lastTakenKeyAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly db: Queryable) {}
+
+  async store(events: IncomingEvent[], deadline: number): Promise<StoredEvent[]> {
+    for (;;) {
+      const recently = Date.now() - this.lastTakenKeyAt < LOOK_UP_AFTER_TAKEN_MS;
+      try {
+        return await storeEventBatch(
+          this.db,
+          events,
+          deadline,
+          recently ? 'looked-up' : 'on-insert',
+        );
+      } catch (error) {
+        if (!isKeyTaken(error)) throw error;
+        this.lastTakenKeyAt = Date.now();
+      }
     }
   }
 }
+
+const LOOK_UP_AFTER_TAKEN_MS = 60_000;
 
 /** The error of a key claimed by another transaction meanwhile (SQLSTATE 23505 on its index). */
 export function isKeyTaken(error: unknown): boolean {

@@ -3,9 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
+  EventBatchStore,
   isKeyTaken,
   storeEventBatch,
-  storeReceivedEvents,
   type IncomingEvent,
 } from '../../src/hooks/store-event-batch.js';
 import { Driver } from '../support/driver.js';
@@ -76,7 +76,10 @@ describe.skipIf(!testDatabaseUrl)(
       const [won] = await storeEventBatch(on(first), [event(1)], Date.now() + 60_000);
       expect(won).toMatchObject({ outcome: 'accepted' });
       // The second batch blocks on the first's uncommitted key...
-      const racing = storeReceivedEvents(on(second), [event(2), event(3)], Date.now() + 60_000);
+      const racing = new EventBatchStore(on(second)).store(
+        [event(2), event(3)],
+        Date.now() + 60_000,
+      );
       await waitUntilBlocked(secondPid);
       await first.query('commit');
       // ...fails on the key taken by an event its snapshot could not see, and is sent again:
@@ -103,7 +106,10 @@ describe.skipIf(!testDatabaseUrl)(
       const secondPid = (await second.query('select pg_backend_pid() as pid')).rows[0].pid;
       await first.query('begin');
       const [won] = await storeEventBatch(on(first), [event(1)], Date.now() + 60_000);
-      const racing = storeReceivedEvents(on(second), [event(2), event(1)], Date.now() + 60_000);
+      const racing = new EventBatchStore(on(second)).store(
+        [event(2), event(1)],
+        Date.now() + 60_000,
+      );
       await waitUntilBlocked(secondPid);
       await first.query('commit');
       const lost = await racing;

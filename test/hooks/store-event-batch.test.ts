@@ -3,6 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
+  EventBatchStore,
+  isKeyTaken,
   storeEventBatch,
   type IncomingEvent,
   type StoredEvent,
@@ -194,6 +196,59 @@ describe('storing one batch with duplicates and the quota', () => {
     } finally {
       await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
     }
+  });
+
+  it('finding keys on insert, fails a batch with a taken key whole, storing nothing of it', async () => {
+    accepted((await store([event('taken-key')]))[0]);
+    const [events, chats] = [await eventCount(), await chatsUsed()];
+
+    const failed = storeEventBatch(
+      app.ctx.db,
+      [event(), event('taken-key'), event('untaken-key')],
+      Date.now() + 60_000,
+      'on-insert',
+    );
+
+    const error = await failed.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isKeyTaken(error)).toBe(true);
+    expect(await eventCount()).toBe(events);
+    expect(await chatsUsed()).toBe(chats);
+    accepted((await store([event('untaken-key')]))[0]);
+  });
+
+  it("stores the receiver's batches finding keys on insert until one is taken, then looking them up for a while", async () => {
+    const statements: string[] = [];
+    const recording: Queryable = {
+      query: (text, params, options) => {
+        statements.push(options?.name ?? 'unnamed');
+        return app.ctx.db.query(text, params, options);
+      },
+    };
+    const receiver = new EventBatchStore(recording);
+    const storeAsReceiver = (events: IncomingEvent[]) =>
+      receiver.store(events, Date.now() + 60_000);
+
+    const [first] = await storeAsReceiver([event('store-key-1')]);
+    const firstId = accepted(first);
+    expect(statements.splice(0)).toEqual(['store-event-batch-on-insert']);
+
+    const [events, chats] = [await eventCount(), await chatsUsed()];
+    const results = await storeAsReceiver([event('store-key-1'), event('store-key-2')]);
+    // The statement failed on the taken key; the batch was stored again, its keys looked up.
+    expect(statements.splice(0)).toEqual([
+      'store-event-batch-on-insert',
+      'store-event-batch-looked-up',
+    ]);
+    expect(results[0]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
+    accepted(results[1]);
+    expect(await eventCount()).toBe(events + 1);
+    expect(await chatsUsed()).toBe(chats + 1);
+
+    accepted((await storeAsReceiver([event('store-key-3')]))[0]);
+    expect(statements.splice(0)).toEqual(['store-event-batch-looked-up']);
   });
 
   it('stores each payload of a batch byte for byte, whatever its characters', async () => {
