@@ -65,12 +65,9 @@ function buildApp(
 function webhookReceiver(ctx: AppContext): WebhookReceiver {
   return new WebhookReceiver({
     ingest: ctx.ingest,
-    limits: ctx.hookLimits,
-    bodyLimits: ctx.config,
     log: ctx.log,
     metrics: ctx.metrics,
     answers: ctx.answers,
-    syncWaitMaxS: ctx.config.syncWaitMaxS,
   });
 }
 

@@ -116,9 +116,10 @@ export class AppContext {
     });
     this.ingest = new IngestService(
       db,
-      config.bodyLimitBytes,
+      config,
       this.metrics.eventBatchWrites,
       new DecodeBudget(config.decodeMemoryLimitBytes),
+      () => this.hookLimits,
     );
     this.eventsStore = new EventsStore(db);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);

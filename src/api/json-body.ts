@@ -1,6 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import { AppError } from '../platform/errors.js';
-import { isJsonMediaType } from '../hooks/ingest-service.js';
+import { isJsonMediaType } from '../hooks/media-type.js';
 
 /** Room for the largest request the management API takes (a channel with a long template). */
 const API_BODY_LIMIT = '1mb';

@@ -20,7 +20,7 @@ const WEBHOOK_PATH = /^\/hooks\/([A-Za-z0-9_-]+)\/?$/;
 
 /**
  * Webhooks without Express: `POST /hooks/<token>` is answered by the receiver directly. Express's
- * router and middleware cost about a fifth of the CPU of a webhook (docs/scaling.md), and the
+ * router and middleware were a large share of a webhook's CPU (docs/scaling.md), and the
  * receiver needs none of them. The request log is written as for every other request.
  * Returns false, touching nothing, for any other request: the caller gives it to Express.
  */
@@ -51,7 +51,7 @@ export function webhookFastPath(
 /**
  * The sender's address as Express's `req.ip` reads it. Without an X-Forwarded-For header that is
  * the socket's peer whatever TRUST_PROXY says, which is taken directly: proxy-addr would build
- * and walk its list of hops for it all the same (about 1 µs of every webhook).
+ * and walk its list of hops for it all the same, on every webhook.
  */
 function senderAddress(
   req: IncomingMessage,

@@ -1,24 +1,13 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
-import type { ReceivingChannel } from './ingest-repo.js';
+import {
+  batchParameters,
+  P,
+  PARAMETER_NAMES,
+  type IncomingEvent,
+} from './store-event-batch-parameters.js';
 
-export interface IncomingEvent {
-  channel: ReceivingChannel;
-  /** The body as text, byte for byte (the receiver has checked it is UTF-8 JSON). */
-  payload: string;
-  /** As the event keeps them (see keptHeaders). */
-  headers: Record<string, string>;
-  senderIp: string | undefined;
-  /** The request's dedup key, or undefined when it cannot be a duplicate. */
-  dedupKey: string | undefined;
-  /**
-   * The body's SHA-256 (hex), kept with a key from a header (see keyedBodyHash): a request with
-   * the key and another body is no duplicate. Absent: any body with the key is a duplicate.
-   */
-  bodyHash?: string;
-  /** The rendered thread key (see renderThreadKey); absent or null: no thread. */
-  threadKey?: string | null;
-}
+export type { IncomingEvent } from './store-event-batch-parameters.js';
 
 /** The event a duplicate is answered with, as it stands now. */
 export interface FirstEvent {
@@ -28,299 +17,285 @@ export interface FirstEvent {
   error: string | null;
 }
 
+/** What a refusal for the quota names, read from the workspace row the statement locked. */
+export interface QuotaState {
+  chatQuota: number;
+  /** The start of the next calendar month (UTC), when usage counts from 0 again. */
+  resetsAt: Date;
+}
+
 /**
- * What became of one event of a batch: `eventId` is the stored event (none for a 404). A
- * duplicate of an event this same batch stored gives it as `first`. `key_taken`: the request's
- * key is held by an event stored before (by an earlier batch, or by another transaction while
- * this one ran), or an earlier request of this batch has it with another body; nothing was
- * stored for it, and countDuplicateOfKey answers it.
+ * What became of one request of a batch. `rejected`: the pipeline's refusal, recorded.
+ * `key_reused`: the key was accepted for another body (422), recorded as rejected.
+ * `channel_changed`: the channel is no longer as the pipeline checked it (disabled, deleted or
+ * given a new URL meanwhile); nothing was stored, and the pipeline checks the request again.
  */
 export type StoredEvent =
-  | {
-      outcome: 'accepted' | 'quota_exceeded' | 'channel_disabled' | 'channel_not_found';
-      eventId?: string;
-    }
+  | { outcome: 'accepted' | 'rejected'; eventId: string }
+  | { outcome: 'quota_exceeded'; eventId: string; quota: QuotaState }
+  | { outcome: 'key_reused'; eventId: string; firstId: string }
   | { outcome: 'duplicate'; first: FirstEvent }
-  | { outcome: 'key_taken' };
+  | { outcome: 'channel_changed' };
 
 /**
- * How a batch's accepted keys are claimed:
- * - `checked`: `on conflict do nothing` stores no event for a key another event holds (stored
- *   before, or by a transaction that committed while this one waited for it), and that request
- *   comes out `key_taken`;
- * - `unchecked`: a plain insert, which fails the whole statement on such a key (a unique
- *   violation of events_dedup_key_idx, see isKeyTaken). `on conflict` makes every row it inserts
- *   a speculative insertion (a check of the index before the insert, a lock, one more WAL
- *   record): a keyed event cost PostgreSQL 6.4 µs of CPU more than one without a key that way,
- *   3.9 µs more with a plain insert (batches of 32).
+ * How the statement finds the keys that stored events hold:
+ * - `looked-up`: it looks the batch's keys up first, and decides their requests (a duplicate,
+ *   422 for another body, a key past its window freed and claimed again);
+ * - `on-insert`: it does not look; the insert of a key an event holds fails the whole statement
+ *   (see isKeyTaken). Senders seldom repeat a request, and the lookup costs every keyed event.
  */
-export type KeyClaim = 'checked' | 'unchecked';
+export type KeyCheck = 'looked-up' | 'on-insert';
 
 /**
- * The statement of storeEventBatch, built once per KeyClaim: a template literal with
- * substitutions is a new string on every call, which the driver then flattens and compares with
- * the prepared one. At 500 webhooks/s that string was most of what reached V8's old generation,
- * and so brought its full collections into the latency tail (docs/scaling.md).
+ * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
+ * that commits on its own by its deadline or not at all. It decides, in the order senders rely on,
+ * what the pipeline leaves to it: duplicate (200, or 422 for another body), quota (403), stored
+ * (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
+ * the driver.
  */
-const storeEventBatchStatement = (
-  claim: KeyClaim,
-) => `with payloads as materialized (select convert_to($4::text, 'UTF8') as bytes),
+const storeEventBatchStatement = (keys: KeyCheck) => `
+with
+  -- The deadline is named before any row is read: a COMMIT reaching the database after it fails
+  -- (migrations/0006), and the wait for a quota row ends with it (lock_timeout).
   limits as materialized (
-    select set_config('hookprompt.commit_deadline', $11, true),
-           set_config('lock_timeout', $12, true)
+    select set_config('hookprompt.commit_deadline', ${P.commitDeadline}, true),
+           set_config('lock_timeout', ${P.lockTimeout}, true)
   ),
-  batch as (
-    select batch.*,
-           convert_from(substring((select bytes from payloads) from payload_start for payload_bytes),
-                        'UTF8')
-             as payload,
-           headers.headers,
-           case when channels.id is null then 'channel_not_found'
-                when not channels.enabled then 'channel_disabled'
-           end as refusal
-    from unnest($1::bigint[], $2::bigint[], $3::text[], $5::text[], $6::integer[],
-                $8::text[], $9::text[], $10::boolean[], $13::integer[], $14::integer[],
-                $15::text[])
+  -- The payloads turned into bytes once; each request's payload is a slice of them.
+  payloads as materialized (select convert_to(${P.payloads}::text, 'UTF8') as bytes),
+  requests as (
+    select request.*, headers.headers, refused.code as refusal, refused.truncated
+    from unnest(${P.workspaceIds}::bigint[], ${P.channelIds}::bigint[], ${P.tokenHashes}::text[],
+                ${P.payloadStarts}::integer[], ${P.payloadBytes}::integer[],
+                ${P.keptBytes}::integer[], ${P.senderIps}::text[], ${P.threadKeys}::text[],
+                ${P.dedupKeys}::text[], ${P.windows}::integer[], ${P.bodyHashes}::text[],
+                ${P.keyUses}::text[])
            with ordinality
-           as batch(workspace_id, channel_id, token_hash, dedup_key, window_s, sender_ip,
-                    thread_key, repeat, payload_start, payload_bytes, body_hash, position)
-    join jsonb_array_elements($7::jsonb) with ordinality as headers(headers, position)
-      on headers.position = batch.position
-    left join channels on channels.id = batch.channel_id
-                      and channels.webhook_token_hash = batch.token_hash
-                      and channels.deleted_at is null
+           as request(workspace_id, channel_id, token_hash, payload_start, payload_bytes,
+                      kept_bytes, sender_ip, thread_key, dedup_key, window_s, body_hash, key_use,
+                      position)
+    join jsonb_array_elements(${P.headers}::jsonb) with ordinality as headers(headers, position)
+      on headers.position = request.position
+    left join jsonb_to_recordset(${P.refusals}::jsonb)
+           as refused(position bigint, code text, truncated boolean)
+      on refused.position = request.position
     -- Evaluated once, before the first row: the limits hold for every row after.
     where exists (select from limits)
   ),
+  -- The channel as committed now. The pipeline may have checked a cached row: what it let
+  -- through is not stored for a channel disabled, deleted or given a new URL since; a refusal
+  -- only needs its channel to exist.
+  channel_checked as (
+    select requests.*,
+           channels.id is null or (requests.refusal is null and not channels.enabled)
+             as channel_changed
+    from requests
+    left join channels on channels.id = requests.channel_id
+                      and channels.webhook_token_hash = requests.token_hash
+                      and channels.deleted_at is null
+  ),
+  -- Stored events holding a key of the batch: within its window the key makes the request a
+  -- duplicate (or 422); past it, the key is freed below and claimed again.
+  key_holders as (${
+    keys === 'looked-up'
+      ? `
+    select id, channel_id, dedup_key, dedup_body_hash, dedup_expires_at > now() as open,
+           status, reply, error
+    from events
+    where (channel_id, dedup_key) in (select channel_id, dedup_key from requests
+                                      where dedup_key is not null and refusal is null)
+      and dedup_key is not null`
+      : `
+    select null::bigint as id, null::bigint as channel_id, null::text as dedup_key,
+           null::bytea as dedup_body_hash, null::boolean as open, null::text as status,
+           null::text as reply, null::text as error
+    where false`
+  }
+  ),
+  -- The workspace rows are locked in id order, so concurrent batches cannot deadlock; the room
+  -- is read from the locked rows, so no instance accepts past the quota.
   room as (
-    select id,
-           chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end) as room
-    from workspaces where id in (select workspace_id from batch where refusal is null)
+    select id, chat_quota,
+           chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end)
+             as room
+    from workspaces
+    where id in (select workspace_id from channel_checked
+                 where refusal is null and not channel_changed)
     order by id
     for update
   ),
-  -- Keys held by events stored before, looked up only when some workspace has less room than
-  -- the batch has events: then a duplicate must not take the place of an event that fits.
-  -- With room for every event, the insert below finds the duplicates among them anyway (they
-  -- conflict with the stored key), and they use no quota either way.
-  seen as (
-    select events.channel_id, events.dedup_key from events
-    where (events.channel_id, events.dedup_key) in (
-            -- The room test filters the batch's keys: on the scan of events, where PostgreSQL
-            -- placed it before, every key of the batch was gathered and hashed first.
-            select channel_id, dedup_key from batch
-            where dedup_key is not null and refusal is null
-              and (select min(room) from room) < (select count(*) from batch))
-      and events.dedup_key is not null
-      and events.dedup_expires_at > now()
+  -- Duplicates before the quota: they use none of it. A repeat (or another body under the key)
+  -- of an earlier request of the batch waits for that request's verdict, below.
+  verdicts as (
+    select channel_checked.*, room.chat_quota,
+           key_holders.id as holder_id, key_holders.open as holder_open,
+           key_holders.status as holder_status, key_holders.reply as holder_reply,
+           key_holders.error as holder_error,
+           case
+             when channel_changed then 'channel_changed'
+             when refusal is not null then 'rejected'
+             when key_holders.open and (body_hash is null or dedup_body_hash is null
+                                        or dedup_body_hash = decode(body_hash, 'hex'))
+               then 'duplicate'
+             when key_holders.open then 'key_reused'
+             when key_use is not null then key_use
+             when row_number() over (partition by channel_checked.workspace_id,
+                                       not channel_changed and refusal is null
+                                       and key_holders.open is not true and key_use is null
+                                     order by channel_checked.position)
+                  <= coalesce(room.room, 0)
+               then 'accepted'
+             else 'quota_exceeded'
+           end as verdict
+    from channel_checked
+    left join key_holders on key_holders.channel_id = channel_checked.channel_id
+                         and key_holders.dedup_key = channel_checked.dedup_key
+    left join room on room.id = channel_checked.workspace_id
   ),
-  decided as (
-    select batch.*,
-           case when refusal is not null then refusal
-                when seen.dedup_key is not null then 'key_taken'
-                when repeat then 'repeat'
-                when row_number() over (partition by batch.workspace_id,
-                                          refusal is null and seen.dedup_key is null and not repeat
-                                        order by batch.position) <= coalesce(room.room, 0)
-                  then 'accepted'
-                else 'quota_exceeded'
+  -- A repeat is a duplicate of the batch's first request with its key once that is stored;
+  -- another body under the key is then 422. Either shares a refusal of the first.
+  outcomes as (
+    select verdicts.*, first_of_key.position as first_position,
+           case when verdicts.verdict not in ('repeat', 'reused') then verdicts.verdict
+                when first_of_key.verdict <> 'accepted' then first_of_key.verdict
+                when verdicts.verdict = 'repeat' then 'duplicate'
+                else 'key_reused'
            end as outcome
-    from batch
-    left join seen on seen.channel_id = batch.channel_id and seen.dedup_key = batch.dedup_key
-    left join room on room.id = batch.workspace_id
+    from verdicts
+    left join verdicts first_of_key on verdicts.key_use is not null
+                                   and first_of_key.key_use is null
+                                   and first_of_key.channel_id = verdicts.channel_id
+                                   and first_of_key.token_hash = verdicts.token_hash
+                                   and first_of_key.dedup_key = verdicts.dedup_key
   ),
+  -- Ids are drawn per request, so results come back in the batch's order, not the insert's.
   numbered as (
-    select decided.*,
-           case when outcome not in ('channel_not_found', 'key_taken')
+    select outcomes.*,
+           case when outcome in ('accepted', 'rejected', 'quota_exceeded', 'key_reused')
              then nextval('events_id_seq'::regclass) end as id
-    from decided
+    from outcomes
   ),
-  -- The batch's later requests with the key of an accepted one, counted as its duplicates
-  -- when it is stored (repeatsInBatch marks them).
+  -- Stored events whose key the batch met count its duplicates, and a key past its window is
+  -- freed for the request that claims it below (migrations/0019: only a batch that met one
+  -- pays for an update of events).
+  held_keys as (
+    select events_hold_keys(array_agg(holder_id), array_agg(duplicates), array_agg(open)) as n
+    from (select holder_id, holder_open as open,
+                 count(*) filter (where verdict = 'duplicate')::integer as duplicates
+          from numbered where holder_id is not null
+          group by holder_id, holder_open) as met
+    where duplicates > 0 or not open
+    having count(*) > 0
+  ),
+  -- A first request stored with its key counts the repeats of the batch as its duplicates.
   repeats as (
-    select channel_id, dedup_key, count(*)::integer as n
-    from numbered where outcome = 'repeat' group by channel_id, dedup_key
+    select first_position, count(*)::integer as n
+    from numbered where verdict = 'repeat' and outcome = 'duplicate'
+    group by first_position
   ),
-  -- Each accepted request with a key claims it by storing its event. The unique index on the
-  -- key serialises every transaction storing one key: one that lost the race to another
-  -- instance's transaction waits for it to commit, then stores nothing and learns so here
-  -- (or, claiming unchecked, fails). An insert of its own, so that events without a key never
-  -- pay for 'on conflict'.
-  claimed as (
-    insert into events (id, workspace_id, channel_id, status, payload, headers, sender_ip,
-                        duplicates, thread_key, dedup_key, dedup_expires_at, dedup_body_hash)
-    overriding system value
-    select numbered.id, workspace_id, numbered.channel_id, 'pending', payload, headers,
-           sender_ip, coalesce(repeats.n, 0), thread_key, numbered.dedup_key,
-           now() + make_interval(secs => window_s), decode(body_hash, 'hex')
-    from numbered
-    left join repeats on repeats.channel_id = numbered.channel_id
-                     and repeats.dedup_key = numbered.dedup_key
-    where outcome = 'accepted' and numbered.dedup_key is not null
-    ${claim === 'checked' ? 'on conflict (channel_id, dedup_key) where dedup_key is not null do nothing' : ''}
-    returning id, channel_id, dedup_key
-  ),
-  final as (
-    select numbered.*,
-           case when numbered.dedup_key is null or numbered.outcome not in ('accepted', 'repeat')
-                  then numbered.outcome
-                when claimed.id = numbered.id then 'accepted'
-                when claimed.id is not null then 'duplicate'
-                when claim.id is not null then 'key_taken'
-                else 'quota_exceeded'
-           end as final_outcome,
-           claimed.id as claimed_id
-    from numbered
-    left join numbered claim on claim.outcome = 'accepted'
-                            and claim.channel_id = numbered.channel_id
-                            and claim.dedup_key = numbered.dedup_key
-    left join claimed on claimed.channel_id = numbered.channel_id
-                     and claimed.dedup_key = numbered.dedup_key
-  ),
-  spent as (
-    update workspaces w set
-      chats_used = (case when w.quota_period_start < ${CURRENT_MONTH_START} then 0 else w.chats_used end)
-                   + per_workspace.chats,
-      quota_period_start = ${CURRENT_MONTH_START}
-    from (select workspace_id, count(*)::integer as chats
-          from final where final_outcome = 'accepted' group by workspace_id) as per_workspace
-    where w.id = per_workspace.workspace_id
-  ),
-  -- Every other event: accepted without a key, or refused (a refused event claims no key).
+  -- Each accepted request with a key claims it by storing its event: the unique index lets one
+  -- of any number of concurrent claims in. One that lost the race to another transaction fails
+  -- the statement (see EventBatchStore); 'on conflict' would cost every keyed event more.
   stored as (
-    insert into events (id, workspace_id, channel_id, status, payload, error, completed_at,
-                        headers, sender_ip, thread_key)
+    insert into events (id, workspace_id, channel_id, status, payload, payload_truncated, error,
+                        completed_at, headers, sender_ip, duplicates, thread_key, dedup_key,
+                        dedup_expires_at, dedup_body_hash)
     overriding system value
     select id, workspace_id, channel_id,
-           case when final_outcome = 'accepted' then 'pending' else 'rejected' end,
-           payload,
-           case when final_outcome = 'accepted' then null else final_outcome end,
-           case when final_outcome = 'accepted' then null else now() end,
-           headers, sender_ip,
-           case when final_outcome = 'accepted' then thread_key end
-    from final
-    where final_outcome in ('quota_exceeded', 'channel_disabled')
-       or (final_outcome = 'accepted' and dedup_key is null)
+           case when outcome = 'accepted' then 'pending' else 'rejected' end,
+           convert_from(substring((select bytes from payloads) from payload_start for
+                                  case when outcome = 'accepted' then payload_bytes
+                                       else coalesce(kept_bytes, payload_bytes) end),
+                        'UTF8'),
+           case when outcome = 'rejected' then truncated
+                else outcome <> 'accepted' and kept_bytes is not null end,
+           case outcome when 'accepted' then null
+                        when 'rejected' then refusal
+                        when 'key_reused' then 'idempotency_key_reused'
+                        else outcome end,
+           case when outcome <> 'accepted' then now() end,
+           headers, sender_ip, coalesce(repeats.n, 0),
+           case when outcome = 'accepted' then thread_key end,
+           case when outcome = 'accepted' then dedup_key end,
+           case when outcome = 'accepted' then now() + make_interval(secs => window_s) end,
+           case when outcome = 'accepted' then decode(body_hash, 'hex') end
+    from numbered
+    left join repeats on repeats.first_position = numbered.position
+    where id is not null
+      -- After held_keys (an init plan runs before the first row): a key freed there is
+      -- claimed here.
+      and (select count(*) from held_keys) >= 0
+  ),
+  -- A month that has begun since the last accepted event counts from 0.
+  spent as (
+    update workspaces set
+      chats_used = (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end)
+                   + used.chats,
+      quota_period_start = ${CURRENT_MONTH_START}
+    from (select workspace_id, count(*)::integer as chats
+          from numbered where outcome = 'accepted' group by workspace_id) as used
+    where workspaces.id = used.workspace_id
   )
-  select id, final_outcome as outcome, claimed_id from final order by position`;
+select numbered.id, numbered.outcome,
+       case when numbered.verdict in ('duplicate', 'key_reused') then numbered.holder_id
+            else first_of_key.id end as first_id,
+       -- A first event stored by this statement is as it was stored.
+       case when numbered.verdict = 'duplicate' then numbered.holder_status
+            else 'pending' end as first_status,
+       case when numbered.verdict = 'duplicate' then numbered.holder_reply end as first_reply,
+       case when numbered.verdict = 'duplicate' then numbered.holder_error end as first_error,
+       numbered.chat_quota,
+       case when numbered.outcome = 'quota_exceeded'
+         then ${CURRENT_MONTH_START} + interval '1 month' end as resets_at
+from numbered
+left join numbered first_of_key on first_of_key.position = numbered.first_position
+order by numbered.position`;
 
-const STORE_EVENT_BATCH = {
-  checked: storeEventBatchStatement('checked'),
-  unchecked: storeEventBatchStatement('unchecked'),
+const STORE_EVENT_BATCH: Record<KeyCheck, string> = {
+  'looked-up': storeEventBatchStatement('looked-up'),
+  'on-insert': storeEventBatchStatement('on-insert'),
 };
 
+interface ResultRow {
+  id: string | null;
+  outcome: StoredEvent['outcome'];
+  first_id: string | null;
+  first_status: string;
+  first_reply: string | null;
+  first_error: string | null;
+  chat_quota: number | null;
+  resets_at: Date | string | null;
+}
+
 /**
- * Stores a batch of valid events in one statement that commits on its own by `deadline` or not
- * at all: one round trip, with no BEGIN and COMMIT of its own to wait for.
- *
- * - The statement names its deadline first thing, before it reads any row: a COMMIT that
- *   reaches the database after it fails (migrations/0006), and its wait for a workspace's
- *   quota row ends at the deadline (`lock_timeout`). Sent inside a transaction, it names that
- *   transaction's deadline.
- * - The channel is checked again here, against its committed row: a lookup made before the
- *   body was read (possibly from the cache) cannot let an event through after its channel was
- *   disabled, deleted or given a new URL. Such events get `channel_disabled` (stored as
- *   rejected) or `channel_not_found` (not stored).
- * - Duplicates are decided before the quota, and use none of it. A request whose key an earlier
- *   request of the batch has shares that request's fate; with another body (both known), it is
- *   not sent and comes back `key_taken`. The other keyed requests that fit the quota store
- *   their event with its key and body hash (migrations/0015, 0018), as `claim` says (KeyClaim): one
- *   whose key another event holds is `key_taken` and spends no quota, or, claimed unchecked,
- *   fails the statement, and nothing of the batch is stored (see EventBatchStore). A first event
- *   stored by this statement is stored with its duplicates in the batch counted. Those of an
- *   event stored before are left to countDuplicateOfKey: an `on conflict do update` here would
- *   make every batch run events' update triggers too, and a second statement is paid only by
- *   duplicates.
- * - Each accepted event uses one chat of its workspace's quota. The workspace rows are locked
- *   first, in id order so concurrent batches cannot deadlock, and the room left is read from
- *   the locked rows, so no instance can accept past the quota; the lock is held only while this
- *   statement runs and commits. Events that do not fit are stored as rejected with
- *   `quota_exceeded`. A month that has begun since the last accepted event counts from 0.
- * - Results come back in the order of `events`: ids are drawn per input row, not read from the
- *   insert's (unordered) output.
+ * Stores a batch in one statement, one round trip with no BEGIN or COMMIT to wait for; results
+ * in the order of `events`. A key another transaction has just stored (a race between
+ * instances), or with `on-insert` any key an event holds, fails the whole statement, and nothing
+ * of it is stored (see isKeyTaken). Inside a transaction of the caller's it names that
+ * transaction's deadline.
  */
 export async function storeEventBatch(
   db: Queryable,
   events: IncomingEvent[],
   deadline: number,
-  claim: KeyClaim = 'checked',
+  keys: KeyCheck = 'looked-up',
 ): Promise<StoredEvent[]> {
-  const uses = keyUsesInBatch(events);
-  // A request that uses an earlier one's key for another body is no repeat of it: it is left
-  // out, and answered once the batch is committed, against whatever event then holds the key.
-  if (!uses.includes('reused')) return storeSent(db, events, uses, deadline, claim);
-  const stored = await storeSent(
-    db,
-    events.filter((_, i) => uses[i] !== 'reused'),
-    uses.filter((use) => use !== 'reused'),
-    deadline,
-    claim,
+  const parameters = batchParameters(events, deadline);
+  const { rows } = await db.query<ResultRow>(
+    STORE_EVENT_BATCH[keys],
+    PARAMETER_NAMES.map((name) => parameters[name]),
+    // Prepared once per connection: planning it costs more than running it.
+    { name: `store-event-batch-${keys}`, deadline, commitsByDeadline: true },
   );
-  let next = 0;
-  return uses.map((use) =>
-    use === 'reused' ? { outcome: 'key_taken' } : (stored[next++] as StoredEvent),
-  );
-}
-
-async function storeSent(
-  db: Queryable,
-  events: IncomingEvent[],
-  uses: KeyUse[],
-  deadline: number,
-  claim: KeyClaim,
-): Promise<StoredEvent[]> {
-  const { rows } = await db.query<{
-    id: string | null;
-    outcome: StoredEvent['outcome'];
-    claimed_id: string | null;
-  }>(
-    STORE_EVENT_BATCH[claim],
-    [
-      events.map((e) => e.channel.workspace_id),
-      events.map((e) => e.channel.id),
-      events.map((e) => e.channel.webhook_token_hash),
-      // The payloads one after the other as one text, turned into bytes once by the statement
-      // and cut by byte offsets ($13, $14). Not a text[]: the driver escapes array elements in
-      // JavaScript, character by character. Not a JSON array of strings: PostgreSQL read that
-      // whole array twice and unescaped it a character at a time (15 µs of its CPU per 1 KB
-      // payload, against 5 µs). Not a Buffer (bytea), which costs PostgreSQL the same as this:
-      // with Buffers the receiver's ArrayBuffer memory grew to 42 MB at 128 connections
-      // (3 MB with text) and at 500 webhooks/s it made V8 run a full collection every second
-      // or two (none in 20 s with text), each a pause of 2–13 ms in the latency tail.
-      events.map((e) => e.payload).join(''),
-      events.map((e) => e.dedupKey ?? null),
-      events.map((e) => e.channel.dedup.window_s),
-      // The headers as a JSON array, each element read once: `->>` on the elements of one
-      // array of whole events had read each element again for every field.
-      JSON.stringify(events.map((e) => e.headers)),
-      events.map((e) => e.senderIp ?? null),
-      events.map((e) => e.threadKey ?? null),
-      uses.map((use) => use === 'repeat'),
-      new Date(deadline).toISOString(),
-      `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,
-      ...payloadSlices(events),
-      events.map((e) => e.bodyHash ?? null),
-    ],
-    // Planning this statement took the database more time than running it for 50 events.
-    { name: `store-event-batch-${claim}`, deadline, commitsByDeadline: true },
-  );
-  return rows.map((row): StoredEvent => {
-    if (row.outcome === 'key_taken') return { outcome: 'key_taken' };
-    if (row.outcome !== 'duplicate') return { outcome: row.outcome, eventId: row.id ?? undefined };
-    // Stored by this statement: it is as it was stored, and its duplicates are counted in it.
-    const first = { id: row.claimed_id as string, status: 'pending', reply: null, error: null };
-    return { outcome: 'duplicate', first };
-  });
+  return rows.map(storedEvent);
 }
 
 /**
- * Stores the receiver's batches (storeEventBatch), claiming their keys unchecked while no key
- * has been found taken lately: senders seldom repeat a request, and a batch with none of their
- * repeats then costs PostgreSQL less. A batch that meets a taken key is stored again, checked,
- * and so are the batches of the next CHECKED_AFTER_TAKEN_MS, so that a sender repeating its
- * requests costs one failed statement now and then rather than one per batch.
- *
- * Not for a batch inside a transaction of the caller's: a failed statement ends it.
+ * Stores the receiver's batches. Keys are found taken on insert while none was lately: a batch
+ * that meets one fails and is sent again with its keys looked up, as are the batches of the next
+ * LOOK_UP_AFTER_TAKEN_MS, so a sender that repeats its requests costs one failed statement now
+ * and then. A batch that loses a race for a key to another instance is sent again too, and finds
+ * the key's event. Not for a batch inside a transaction of the caller's: a failed statement ends it.
  */
 export class EventBatchStore {
   private lastTakenKeyAt = Number.NEGATIVE_INFINITY;
@@ -328,101 +303,52 @@ export class EventBatchStore {
   constructor(private readonly db: Queryable) {}
 
   async store(events: IncomingEvent[], deadline: number): Promise<StoredEvent[]> {
-    if (Date.now() - this.lastTakenKeyAt >= CHECKED_AFTER_TAKEN_MS) {
+    for (;;) {
+      const recently = Date.now() - this.lastTakenKeyAt < LOOK_UP_AFTER_TAKEN_MS;
       try {
-        return await storeEventBatch(this.db, events, deadline, 'unchecked');
+        return await storeEventBatch(
+          this.db,
+          events,
+          deadline,
+          recently ? 'looked-up' : 'on-insert',
+        );
       } catch (error) {
         if (!isKeyTaken(error)) throw error;
+        this.lastTakenKeyAt = Date.now();
       }
-      this.lastTakenKeyAt = Date.now();
     }
-    const stored = await storeEventBatch(this.db, events, deadline, 'checked');
-    if (stored.some((event) => event.outcome === 'key_taken')) this.lastTakenKeyAt = Date.now();
-    return stored;
   }
 }
 
-const CHECKED_AFTER_TAKEN_MS = 60_000;
+const LOOK_UP_AFTER_TAKEN_MS = 60_000;
 
-/** The error of an unchecked claim of a key another event holds (SQLSTATE 23505 on its index). */
+/** The error of a key claimed by another transaction meanwhile (SQLSTATE 23505 on its index). */
 export function isKeyTaken(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
   return code === '23505' && constraint === 'events_dedup_key_idx';
 }
 
-/** Where each event's payload starts in the concatenated payloads' bytes (from 1), and its length in bytes. */
-function payloadSlices(events: IncomingEvent[]): [number[], number[]] {
-  const starts: number[] = [];
-  const lengths: number[] = [];
-  let start = 1;
-  for (const { payload } of events) {
-    const bytes = Buffer.byteLength(payload);
-    starts.push(start);
-    lengths.push(bytes);
-    start += bytes;
-  }
-  return [starts, lengths];
-}
-
-/**
- * How an event of a batch uses its dedup key: `first` of the batch with it on its channel URL;
- * a `repeat` of the first (the same body, or a key not kept with its body), which then shares
- * that event's fate; the key `reused` for another body. Marked here rather than by a window
- * function in the statement, which cost the database more per keyed event.
- */
-type KeyUse = 'none' | 'first' | 'repeat' | 'reused';
-
-function keyUsesInBatch(events: IncomingEvent[]): KeyUse[] {
-  const firstBodies = new Map<string, string | undefined>();
-  return events.map(({ channel, dedupKey, bodyHash }) => {
-    if (dedupKey === undefined) return 'none';
-    const key = `${channel.id} ${channel.webhook_token_hash} ${dedupKey}`;
-    if (!firstBodies.has(key)) {
-      firstBodies.set(key, bodyHash);
-      return 'first';
+function storedEvent(row: ResultRow): StoredEvent {
+  const { outcome } = row;
+  switch (outcome) {
+    case 'channel_changed':
+      return { outcome };
+    case 'duplicate': {
+      const first = {
+        id: row.first_id as string,
+        status: row.first_status,
+        reply: row.first_reply,
+        error: row.first_error,
+      };
+      return { outcome, first };
     }
-    const firstBody = firstBodies.get(key);
-    return firstBody === undefined || bodyHash === undefined || firstBody === bodyHash
-      ? 'repeat'
-      : 'reused';
-  });
-}
-
-/**
- * Answers a request whose key an event stored before holds (`key_taken`): counts one more
- * duplicate on that event and reads its state, in one statement committed on its own. When that
- * event was accepted with another body (both bodies' hashes known), nothing is counted and it
- * comes back with `sameBody: false`. When the key's window has passed, it is freed instead (the
- * old event keeps everything but its key) and nothing is returned: the request is then not a
- * duplicate, and is stored again. Nothing is returned either when the event has gone
- * (retention), which frees its key too.
- */
-export async function countDuplicateOfKey(
-  db: Queryable,
-  event: IncomingEvent,
-  deadline?: number,
-): Promise<(FirstEvent & { sameBody: boolean }) | undefined> {
-  const { rows } = await db.query<FirstEvent & { same_body: boolean }>(
-    `with freed as (
-       update events set dedup_key = null, dedup_expires_at = null, dedup_body_hash = null
-       where channel_id = $1 and dedup_key = $2 and dedup_expires_at <= now()
-     ),
-     counted as (
-       update events set duplicates = duplicates + 1
-       where channel_id = $1 and dedup_key = $2 and dedup_expires_at > now()
-         and ($3::text is null or dedup_body_hash is null or dedup_body_hash = decode($3, 'hex'))
-       returning id, status, reply, error
-     )
-     select id, status, reply, error, true as same_body from counted
-     union all
-     select id, status, reply, error, false from events
-     where channel_id = $1 and dedup_key = $2 and dedup_expires_at > now()
-       and dedup_body_hash <> decode($3, 'hex')`,
-    [event.channel.id, event.dedupKey, event.bodyHash ?? null],
-    { deadline },
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  const { same_body: sameBody, ...first } = row;
-  return { ...first, sameBody };
+    case 'key_reused':
+      return { outcome, eventId: row.id as string, firstId: row.first_id as string };
+    case 'quota_exceeded': {
+      const quota = { chatQuota: row.chat_quota ?? 0, resetsAt: new Date(row.resets_at ?? 0) };
+      return { outcome, eventId: row.id as string, quota };
+    }
+    default:
+      return { outcome, eventId: row.id as string };
+  }
 }

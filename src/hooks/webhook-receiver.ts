@@ -1,37 +1,21 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { AppError, reportedError, sendProblem, serviceUnavailable } from '../platform/errors.js';
 import { receivedAnswer, type EventAnswers } from '../events/event-answers.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
-import { HOOK_DEADLINES } from './hook-deadlines.js';
-import { hookErrors } from './hook-errors.js';
-import type { IngestOutcome, IngestService, ReceivingChannel } from './ingest-service.js';
-import { senderKey, type HookRateLimits } from './rate-limits.js';
-import { readBody } from './read-body.js';
-import { requestedWait } from './requested-wait.js';
+import type { IngestService } from './ingest-service.js';
+import { Intake, type HookRequest, type IngestOutcome } from './intake.js';
+import { channelOf, limitSenderOf } from './intake-pipeline.js';
+import type { ReceivingChannel } from './ingest-repo.js';
 import { duplicateAnswer, sendAnswer, type WebhookAnswer } from './webhook-answer.js';
 
-/** One `POST /hooks/:token`, however it reached the receiver (see hook-fast-path.ts). */
-export interface HookRequest {
-  req: IncomingMessage;
-  res: ServerResponse;
-  /** The path segment after `/hooks/`, decoded. */
-  token: string;
-  /** The parsed query string, as Express's `req.query` gives it. */
-  query: unknown;
-  /** The sender's address as TRUST_PROXY resolves it (Express's `req.ip`). */
-  senderIp: string | undefined;
-}
+export type { HookRequest } from './intake.js';
 
 export interface ReceiverParts {
   ingest: IngestService;
-  limits: HookRateLimits;
-  bodyLimits: { bodyLimitBytes: number; bodyTimeoutMs: number };
   log: Logger;
   metrics: Metrics;
   answers: EventAnswers;
-  syncWaitMaxS: number;
 }
 
 type Accepted = Extract<IngestOutcome, { accepted: true }>;
@@ -45,21 +29,26 @@ export function loggedEventId(res: ServerResponse): string | undefined {
 }
 
 /**
- * The webhook receiver: `POST /hooks/:token`. The order of its steps is the order of the checks
- * senders can rely on: method, sender rate limit, token, channel rate limit, then the body checks
- * in the ingest service. It works on Node's request and response, not Express's, so that webhooks
- * can be answered before the Express router (see hook-fast-path.ts) and through it alike.
+ * The webhook receiver's door: `POST /hooks/:token` in, its answer out. The checks and the
+ * writing are the pipeline's (intake-pipeline.ts). It works on Node's request and response, not
+ * Express's, so that webhooks can be answered before the Express router (see hook-fast-path.ts)
+ * and through it alike.
  */
 export class WebhookReceiver {
   constructor(private readonly parts: ReceiverParts) {}
 
   /** Answers the request, whatever happens: every failure becomes a problem answer. */
   async serve(hook: HookRequest): Promise<void> {
+    const { res } = hook;
     try {
-      await this.receive(hook);
+      const intake = Intake.of(hook);
+      const outcome = await this.parts.ingest.receive(intake);
+      (res as WithEventId)[EVENT_ID] = outcome.eventId;
+      if (!outcome.accepted) throw outcome.error;
+      sendAnswer(res, await this.answer(outcome, intake.waitMs));
     } catch (error) {
       const problem = reportedError(this.refused(error), this.parts.log);
-      if (!hook.res.headersSent) sendProblem(hook.res, problem);
+      if (!res.headersSent) sendProblem(res, problem);
     }
   }
 
@@ -76,51 +65,13 @@ export class WebhookReceiver {
   }
 
   /** Counts the request against its sender's limit; throws the 429 past it. */
-  async limitSender(senderIp: string | undefined, res: ServerResponse): Promise<void> {
-    const refusal = await this.parts.limits.perSender.hit(senderKey(senderIp), res);
-    if (refusal) throw refusal;
+  limitSender(senderIp: string | undefined, res: ServerResponse): Promise<void> {
+    return limitSenderOf(this.parts.ingest, senderIp, res);
   }
 
-  /**
-   * The channel of a webhook URL's token; throws 404 when there is none.
-   * @param receivedAt when the request arrived: the lookup ends HOOK_DEADLINES.lookupMs after it
-   */
-  async findChannel(token: string, receivedAt: number): Promise<ReceivingChannel> {
-    const channel = WEBHOOK_TOKEN_SHAPE.test(token)
-      ? await this.parts.ingest.findChannel(token, receivedAt + HOOK_DEADLINES.lookupMs)
-      : undefined;
-    if (!channel) throw hookErrors.channelNotFound();
-    return channel;
-  }
-
-  private async receive({ req, res, token, query, senderIp }: HookRequest): Promise<void> {
-    if (req.method !== 'POST') throw hookErrors.methodNotAllowed();
-    // The receiver's deadlines count from here.
-    const receivedAt = Date.now();
-    await this.limitSender(senderIp, res);
-    const channel = await this.findChannel(token, receivedAt);
-    const refusal = await this.parts.limits.perChannel.hit(channel.webhook_token_hash, res);
-    if (refusal) throw refusal;
-
-    const { ingest, bodyLimits, syncWaitMaxS } = this.parts;
-    const wait = requestedWait({ headers: req.headers, query }, syncWaitMaxS);
-    const body = await readBody(
-      req,
-      bodyLimits.bodyLimitBytes,
-      receivedAt + bodyLimits.bodyTimeoutMs,
-    );
-    const webhook = {
-      channel,
-      headers: req.headers,
-      body,
-      senderIp,
-      deadline: Date.now() + HOOK_DEADLINES.storeMs,
-    };
-    const outcome =
-      wait instanceof AppError ? await ingest.refuse(webhook, wait) : await ingest.receive(webhook);
-    (res as WithEventId)[EVENT_ID] = outcome.eventId;
-    if (!outcome.accepted) throw outcome.error;
-    sendAnswer(res, await this.answer(outcome, wait as number));
+  /** The channel of a webhook URL's token; throws 404 when there is none. */
+  findChannel(token: string, receivedAt: number): Promise<ReceivingChannel> {
+    return channelOf(this.parts.ingest, token, receivedAt);
   }
 
   /** The 200 body: the event as it stands, or once it finishes when the sender waits. */

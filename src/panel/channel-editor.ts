@@ -133,13 +133,7 @@ export function channelEditor(ctx: PanelServices) {
       const errors = { sample: 'The channel changed meanwhile; reload the page.' };
       return show(res, channel, form, { status: 409, errors });
     }
-    const outcome = await ctx.ingest.receive({
-      channel: receiving,
-      headers: { 'content-type': 'application/json' },
-      body: Buffer.from(sample, 'utf8'),
-      senderIp: undefined,
-      fromPanel: true,
-    });
+    const outcome = await ctx.ingest.receiveTestEvent(receiving, Buffer.from(sample, 'utf8'));
     const testOutcome: TestOutcome = outcome.accepted
       ? { accepted: true, status: 200, code: undefined, eventId: outcome.eventId }
       : {

@@ -46,3 +46,40 @@ describe('the receiver forgets a changed channel at once', () => {
     expect(gone).toMatchObject({ status: 404, body: { code: 'channel_not_found' } });
   });
 });
+
+// A change the cache has not heard of (another instance's, before its notification arrives) is
+// caught by the statement that stores the event, against the channel's committed row.
+describe('a channel changed behind the cache', () => {
+  const changeInDatabase = async (channelId: string, change: string) => {
+    await app.ctx.db.query(`update channels set ${change} where id = $1`, [channelId]);
+  };
+
+  it('disabled: 403 channel_disabled, recorded as rejected', async () => {
+    const channel = await driver.createChannel();
+    expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
+    await changeInDatabase(channel.id, 'enabled = false');
+
+    const res = await driver.sendEvent(channel.webhook_url, { after: 'disabled' });
+
+    expect(res).toMatchObject({ status: 403, body: { code: 'channel_disabled' } });
+    const events = await driver.eventsOf(channel.id);
+    expect(events.map((e) => [e.status, e.error])).toEqual([
+      ['pending', null],
+      ['rejected', 'channel_disabled'],
+    ]);
+    expect(events[1]?.payload).toBe('{"after":"disabled"}');
+  });
+
+  it('deleted or given a new URL: 404, nothing stored', async () => {
+    for (const change of ['deleted_at = now()', `webhook_token_hash = 'replaced'`]) {
+      const channel = await driver.createChannel();
+      expect((await driver.sendEvent(channel.webhook_url)).status).toBe(200);
+      await changeInDatabase(channel.id, change);
+
+      const res = await driver.sendEvent(channel.webhook_url);
+
+      expect(res, change).toMatchObject({ status: 404, body: { code: 'channel_not_found' } });
+      expect(await driver.eventsOf(channel.id)).toHaveLength(1);
+    }
+  });
+});

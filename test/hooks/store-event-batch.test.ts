@@ -3,7 +3,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
-  countDuplicateOfKey,
   EventBatchStore,
   isKeyTaken,
   storeEventBatch,
@@ -60,11 +59,10 @@ describe('storing one batch with duplicates and the quota', () => {
       event('new-key'),
     ]);
 
-    // The stored event's duplicate is counted by the caller, which also reads that event.
-    expect(results[0]).toEqual({ outcome: 'key_taken' });
-    expect(await countDuplicateOfKey(app.ctx.db, event('stored-key'))).toMatchObject({
-      id: firstId,
-      status: 'pending',
+    // The stored event's duplicate is counted on it, and answered with it as it stands.
+    expect(results[0]).toMatchObject({
+      outcome: 'duplicate',
+      first: { id: firstId, status: 'pending' },
     });
     const newId = accepted(results[1]);
     expect(results[2]).toEqual({
@@ -91,10 +89,7 @@ describe('storing one batch with duplicates and the quota', () => {
         event('late-key'),
       ]);
 
-      expect(results[0]).toEqual({ outcome: 'key_taken' });
-      expect(await countDuplicateOfKey(app.ctx.db, event('known-key'))).toMatchObject({
-        id: firstId,
-      });
+      expect(results[0]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
       accepted(results[1]);
       expect(results[2]).toMatchObject({ outcome: 'quota_exceeded' });
       // a repeat shares the fate of the first request with its key
@@ -108,50 +103,45 @@ describe('storing one batch with duplicates and the quota', () => {
     }
   });
 
-  it('leaves out a request that uses a key of the batch for another body, and tells it apart afterwards', async () => {
+  it('refuses a request that uses a key of the batch for another body once the first is stored (422), and records it', async () => {
     const withBody = (key: string, payload: string): IncomingEvent => ({
       ...event(key),
       payload,
       bodyHash: createHash('sha256').update(payload).digest('hex'),
     });
     const before = await chatsUsed();
+    const key = 'bodies';
 
-    for (const claim of ['checked', 'unchecked'] as const) {
-      const key = `bodies-${claim}`;
-      const results = await storeEventBatch(
-        app.ctx.db,
-        [withBody(key, '{"v":1}'), withBody(key, '{"v":2}'), withBody(key, '{"v":1}'), event()],
-        Date.now() + 60_000,
-        claim,
-      );
+    const results = await store([
+      withBody(key, '{"v":1}'),
+      withBody(key, '{"v":2}'),
+      withBody(key, '{"v":1}'),
+      event(),
+    ]);
 
-      const firstId = accepted(results[0]);
-      expect(results[1]).toEqual({ outcome: 'key_taken' });
-      expect(results[2]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
-      accepted(results[3]);
-      expect(await countDuplicateOfKey(app.ctx.db, withBody(key, '{"v":2}'))).toMatchObject({
-        id: firstId,
-        sameBody: false,
-      });
-      expect(await countDuplicateOfKey(app.ctx.db, withBody(key, '{"v":1}'))).toMatchObject({
-        id: firstId,
-        sameBody: true,
-      });
-      // the other body was not counted; the repeat in the batch and the later one were
-      expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(2);
-    }
-    expect(await chatsUsed()).toBe(before + 4);
+    const firstId = accepted(results[0]);
+    expect(results[1]).toMatchObject({ outcome: 'key_reused', firstId });
+    expect(results[2]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
+    accepted(results[3]);
+    // Later, against the stored event: the other body is 422 again, the same body a duplicate.
+    const later = await store([withBody(key, '{"v":2}'), withBody(key, '{"v":1}')]);
+    expect(later[0]).toMatchObject({ outcome: 'key_reused', firstId });
+    expect(later[1]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
+    // the other body was not counted; the repeat in the batch and the later one were
+    expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(2);
+    expect(await chatsUsed()).toBe(before + 2);
+    const reused = (results[1] as { eventId: string }).eventId;
+    expect((await driver.api('get', `/events/${reused}`)).body).toMatchObject({
+      status: 'rejected',
+      error: 'idempotency_key_reused',
+      payload: '{"v":2}',
+    });
   });
 
-  it('claiming keys unchecked, stores new keys and their repeats as the checked claim does', async () => {
+  it('stores a new key and its repeats in the batch as one event with its duplicates counted', async () => {
     const before = await chatsUsed();
 
-    const results = await storeEventBatch(
-      app.ctx.db,
-      [event('unchecked-key'), event(), event('unchecked-key')],
-      Date.now() + 60_000,
-      'unchecked',
-    );
+    const results = await store([event('repeated-key'), event(), event('repeated-key')]);
 
     const firstId = accepted(results[0]);
     accepted(results[1]);
@@ -163,7 +153,52 @@ describe('storing one batch with duplicates and the quota', () => {
     expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(1);
   });
 
-  it('claiming keys unchecked, fails a batch with a taken key whole, storing nothing of it', async () => {
+  it('frees a key past its window and stores the request with it, in the same statement', async () => {
+    const firstId = accepted((await store([event('expired-key')]))[0]);
+    await app.ctx.db.query(
+      `update events set dedup_expires_at = now() - interval '1 second' where id = $1`,
+      [firstId],
+    );
+
+    const [again, repeat] = await store([event('expired-key'), event('expired-key')]);
+
+    const secondId = accepted(again);
+    expect(repeat).toMatchObject({ outcome: 'duplicate', first: { id: secondId } });
+    expect((await store([event('expired-key')]))[0]).toMatchObject({
+      outcome: 'duplicate',
+      first: { id: secondId },
+    });
+    expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(0);
+    expect((await driver.api('get', `/events/${secondId}`)).body.duplicates).toBe(2);
+  });
+
+  it('records the refusals of a batch as rejected events, and names the quota of a refusal for it', async () => {
+    const used = await chatsUsed();
+    await driver.setWorkspace({ chat_quota: used }).expect(200);
+    try {
+      const [refused, overQuota] = await store([
+        { ...event(), payload: '{"start', refusal: 'invalid_json', payloadTruncated: true },
+        event(),
+      ]);
+
+      expect(refused).toMatchObject({ outcome: 'rejected' });
+      expect(overQuota).toMatchObject({
+        outcome: 'quota_exceeded',
+        quota: { chatQuota: used, resetsAt: expect.any(Date) },
+      });
+      const ids = [refused, overQuota].map((r) => (r as { eventId: string }).eventId);
+      const rows = await Promise.all(ids.map((id) => driver.api('get', `/events/${id}`)));
+      expect(rows.map((r) => r.body)).toMatchObject([
+        { status: 'rejected', error: 'invalid_json', payload_truncated: true, payload: '{"start' },
+        { status: 'rejected', error: 'quota_exceeded', payload_truncated: false },
+      ]);
+      expect(await chatsUsed()).toBe(used);
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
+
+  it('finding keys on insert, fails a batch with a taken key whole, storing nothing of it', async () => {
     accepted((await store([event('taken-key')]))[0]);
     const [events, chats] = [await eventCount(), await chatsUsed()];
 
@@ -171,7 +206,7 @@ describe('storing one batch with duplicates and the quota', () => {
       app.ctx.db,
       [event(), event('taken-key'), event('untaken-key')],
       Date.now() + 60_000,
-      'unchecked',
+      'on-insert',
     );
 
     const error = await failed.then(
@@ -184,7 +219,7 @@ describe('storing one batch with duplicates and the quota', () => {
     accepted((await store([event('untaken-key')]))[0]);
   });
 
-  it("stores the receiver's batches unchecked until a key is found taken, then checked for a while", async () => {
+  it("stores the receiver's batches finding keys on insert until one is taken, then looking them up for a while", async () => {
     const statements: string[] = [];
     const recording: Queryable = {
       query: (text, params, options) => {
@@ -198,25 +233,22 @@ describe('storing one batch with duplicates and the quota', () => {
 
     const [first] = await storeAsReceiver([event('store-key-1')]);
     const firstId = accepted(first);
-    expect(statements.splice(0)).toEqual(['store-event-batch-unchecked']);
+    expect(statements.splice(0)).toEqual(['store-event-batch-on-insert']);
 
     const [events, chats] = [await eventCount(), await chatsUsed()];
     const results = await storeAsReceiver([event('store-key-1'), event('store-key-2')]);
-    // The unchecked statement failed on the taken key; the batch was stored again, checked.
+    // The statement failed on the taken key; the batch was stored again, its keys looked up.
     expect(statements.splice(0)).toEqual([
-      'store-event-batch-unchecked',
-      'store-event-batch-checked',
+      'store-event-batch-on-insert',
+      'store-event-batch-looked-up',
     ]);
-    expect(results[0]).toEqual({ outcome: 'key_taken' });
-    expect(await countDuplicateOfKey(app.ctx.db, event('store-key-1'))).toMatchObject({
-      id: firstId,
-    });
+    expect(results[0]).toMatchObject({ outcome: 'duplicate', first: { id: firstId } });
     accepted(results[1]);
     expect(await eventCount()).toBe(events + 1);
     expect(await chatsUsed()).toBe(chats + 1);
 
     accepted((await storeAsReceiver([event('store-key-3')]))[0]);
-    expect(statements.splice(0)).toEqual(['store-event-batch-checked']);
+    expect(statements.splice(0)).toEqual(['store-event-batch-looked-up']);
   });
 
   it('stores each payload of a batch byte for byte, whatever its characters', async () => {

@@ -71,6 +71,30 @@ describe('payloads byte for byte', () => {
     expect((await driver.sendEvent(channel.webhook_url, '[1]')).status).toBe(400);
     expect(await lastEvent()).toMatchObject({ payload: '[1]', payload_truncated: false });
   });
+
+  it('keeps only the first 64 KB of a valid body refused for the quota or a reused key', async () => {
+    // Three bytes a character: the 64 KB mark falls inside one, which is left out whole.
+    const body = (n: number) => `{"n":${n},"text":"${'€'.repeat(30_000)}"}`;
+    const keyed = { headers: { 'Idempotency-Key': 'kept-64kb' } };
+    expect((await driver.sendEvent(channel.webhook_url, body(1), keyed)).status).toBe(200);
+    expect((await driver.sendEvent(channel.webhook_url, body(2), keyed)).status).toBe(422);
+    const reused = await lastEvent();
+    expect(reused).toMatchObject({ error: 'idempotency_key_reused', payload_truncated: true });
+    expect(Buffer.byteLength(reused.payload)).toBe(KEPT - 1);
+    expect(body(2).startsWith(reused.payload)).toBe(true);
+
+    const used = (await driver.api('get', '/workspace').expect(200)).body.chats_used as number;
+    await driver.setWorkspace({ chat_quota: used }).expect(200);
+    try {
+      expect((await driver.sendEvent(channel.webhook_url, body(3))).status).toBe(403);
+      const refused = await lastEvent();
+      expect(refused).toMatchObject({ error: 'quota_exceeded', payload_truncated: true });
+      expect(body(3).startsWith(refused.payload)).toBe(true);
+      expect(Buffer.byteLength(refused.payload)).toBe(KEPT - 1);
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000 }).expect(200);
+    }
+  });
 });
 
 describe('big pages', () => {

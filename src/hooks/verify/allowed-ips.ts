@@ -35,7 +35,7 @@ export function isSenderAllowed(
 /**
  * The sender address as events keep it: IPv4 senders on an IPv6 socket as plain IPv4, IPv6 in
  * its short form. A plain IPv4 address (the usual case) is already that: kept without parsing it
- * into ipaddr.js's objects, 1 KB of garbage per webhook.
+ * into ipaddr.js's objects, garbage on every webhook.
  */
 export function senderAddress(ip: string | undefined): string | undefined {
   if (!ip || isIPv4(ip)) return ip;

@@ -3,12 +3,10 @@ import { hash } from 'node:crypto';
 /**
  * HMAC-SHA256 (RFC 2104) on node:crypto's one-shot `hash()`, with each key's pads made once.
  *
- * Why not `createHmac`: under load, creating its object cost 4–7 µs of every signed webhook,
- * more than hashing the body (OpenSSL 3.0 fetches the digest anew for each context an HMAC sets
- * up); the one-shot `hash()` makes no object. Measured in place, the previous build's signed
- * channel taking turns with this one's on one machine, a signed webhook cost the receiver 2–3 µs
- * less. The result is `createHmac`'s byte for byte (test/hooks/verify/hmac.test.ts compares
- * them).
+ * Why not `createHmac`: under load, creating its object cost more than hashing the body (OpenSSL
+ * 3.0 fetches the digest anew for each context an HMAC sets up); the one-shot `hash()` makes no
+ * object (docs/scaling.md). The result is `createHmac`'s byte for byte
+ * (test/hooks/verify/hmac.test.ts compares them).
  */
 export function hmacSha256(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {
   return hash('sha256', outerMessage(key, parts), 'buffer');

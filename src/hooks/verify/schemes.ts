@@ -39,9 +39,9 @@ const SVIX_NAMES = ['svix-id', 'svix-timestamp', 'svix-signature'];
 const WHSEC_PREFIX = 'whsec_';
 
 /**
- * The HMAC keys of the Standard Webhooks secrets in use, decoded once each: decoding took about
- * 1 µs of every signed request. Emptied when it reaches KEYS_KEPT, so that secrets replaced
- * over time do not pile up.
+ * The HMAC keys of the Standard Webhooks secrets in use, decoded once each rather than for every
+ * signed request. Emptied when it reaches KEYS_KEPT, so that secrets replaced over time do not
+ * pile up.
  */
 const standardWebhooksKeys = new Map<string, Buffer>();
 const KEYS_KEPT = 1000;
@@ -67,10 +67,9 @@ function standardWebhooksKey(secret: string): Buffer {
 /**
  * Standard Webhooks (and Svix, its origin, with `svix-` header names): `v1,` and the base64
  * HMAC-SHA256 of `id.timestamp.body`, keyed by the secret. Computed with node:crypto as the
- * standardwebhooks package computes it, because the package hashes in JavaScript: 15.4 µs per
- * 1 KB request against 2.2 µs, a seventh of the receiver's CPU per webhook. The package still
- * checks every secret saved (sender-schemas.ts), and the tests sign with it. The timestamp is
- * checked here so that the channel's tolerance applies.
+ * standardwebhooks package computes it, because the package hashes in JavaScript, several times
+ * slower (docs/scaling.md). The package still checks every secret saved (sender-schemas.ts), and
+ * the tests sign with it. The timestamp is checked here so that the channel's tolerance applies.
  */
 const standardWebhooks: SchemeCheck = (request, settings, secret) => {
   // Svix's names only when no Standard Webhooks name is there (and a Standard Webhooks request,

@@ -1,0 +1,302 @@
+import type { ServerResponse } from 'node:http';
+import { WEBHOOK_TOKEN_SHAPE } from '../channels/webhook-token.js';
+import { AppError } from '../platform/errors.js';
+import {
+  InvalidJsonError,
+  checkPayload,
+  isJsonObject,
+  parsePayload,
+  type JsonValue,
+} from '../template/index.js';
+import { decodeBody } from './decode-body.js';
+import { dedupKey, keyedBodyHash } from './dedup.js';
+import { HOOK_DEADLINES } from './hook-deadlines.js';
+import { hookErrors } from './hook-errors.js';
+import type { ReceivingChannel } from './ingest-repo.js';
+import {
+  asReceived,
+  refused,
+  type IngestOutcome,
+  type Intake,
+  type IntakeParts,
+  type Refusal,
+} from './intake.js';
+import { senderKey } from './rate-limits.js';
+import { isFormWithPayload, isJsonMediaType } from './media-type.js';
+import { readBody } from './read-body.js';
+import { REJECTED_BODY_BYTES } from './rejected-body.js';
+import { headerValue } from './request-headers.js';
+import { requestedWait } from './requested-wait.js';
+import { isSenderAllowed } from './verify/allowed-ips.js';
+import { verifyRequest } from './verify/schemes.js';
+import { SignatureFailure } from './verify/signature-checks.js';
+
+/**
+ * The receiver's checks, in the order senders rely on: the first that fails answers. A step
+ * returns a refusal to record (a `rejected` event), throws one answered without a trace (405,
+ * 429, 404, 408, 503), or returns nothing. Then `write` hands the event, or the refusal, to the
+ * one writer, whose statement decides the rest: duplicate (200, or 422), quota (403), stored (200).
+ */
+export const STEPS: readonly Step[] = [
+  { name: 'method', run: methodIsPost }, // 405
+  { name: 'sender rate limit', run: limitSender }, // 429
+  { name: 'token', run: findChannel }, // 404
+  { name: 'channel rate limit', run: limitChannel }, // 429
+  { name: 'body', run: readTheBody }, // 408
+  { name: 'wait', run: checkWait }, // 400 invalid_wait
+  { name: 'disabled', run: checkEnabled }, // 403 channel_disabled
+  { name: 'sender address', run: checkSenderAddress }, // 403 sender_not_allowed
+  { name: 'size', run: checkSize }, // 413
+  { name: 'encoding', run: decode }, // 415, 400 invalid_encoding, 413 decoded, 503 busy
+  { name: 'signature', run: checkSignature }, // 401
+  { name: 'media type', run: checkMediaType }, // 415
+  { name: 'JSON', run: checkJson }, // 400 invalid_json
+  { name: 'object', run: checkObject }, // 400 payload_not_object
+  { name: 'duplicate', run: findDedupKey }, // the key the statement finds duplicates by
+];
+
+interface Step {
+  name: string;
+  /** Sync where it can be: an await per step would cost every webhook a turn of the loop each. */
+  run(intake: Intake, parts: IntakeParts): Refusal | void | Promise<Refusal | void>;
+}
+
+/** Runs the steps, then writes what they decided. */
+export async function receive(intake: Intake, parts: IntakeParts): Promise<IngestOutcome> {
+  try {
+    let outcome = await runFrom(0, intake, parts);
+    while (outcome === CHANNEL_CHANGED) {
+      // Checked against a row that has changed since: checked again, from the channel on.
+      const channel = await parts.findChannelAgain(
+        intake.channel.webhook_token_hash,
+        intake.storeBy,
+      );
+      if (!channel) throw hookErrors.channelNotFound();
+      intake.channel = channel;
+      outcome = await runFrom(FROM_DISABLED, intake, parts);
+    }
+    return outcome;
+  } catch (error) {
+    if (error instanceof AppError) return { accepted: false, error };
+    throw error;
+  }
+}
+
+const CHANNEL_CHANGED = Symbol('channel changed');
+const FROM_DISABLED = STEPS.findIndex((step) => step.name === 'disabled');
+
+async function runFrom(
+  first: number,
+  intake: Intake,
+  parts: IntakeParts,
+): Promise<IngestOutcome | typeof CHANNEL_CHANGED> {
+  for (let i = first; i < STEPS.length; i++) {
+    const checked = (STEPS[i] as Step).run(intake, parts);
+    const refusal = checked instanceof Promise ? await checked : checked;
+    if (refusal) return write(intake, parts, refusal);
+  }
+  return write(intake, parts);
+}
+
+/** Hands the event, or the refusal to record, to the one writer, and reads its verdict. */
+async function write(
+  intake: Intake,
+  parts: IntakeParts,
+  refusal?: Refusal,
+): Promise<IngestOutcome | typeof CHANNEL_CHANGED> {
+  const stored = await parts.store(intake.storedRequest(refusal), intake.storeBy);
+  switch (stored.outcome) {
+    case 'accepted':
+      return { accepted: true, eventId: stored.eventId };
+    case 'duplicate':
+      return { accepted: true, eventId: stored.first.id, duplicate: stored.first };
+    case 'rejected':
+      return { accepted: false, eventId: stored.eventId, error: (refusal as Refusal).error };
+    case 'key_reused': {
+      const error = hookErrors.idempotencyKeyReused(stored.firstId);
+      return { accepted: false, eventId: stored.eventId, error };
+    }
+    case 'quota_exceeded':
+      return {
+        accepted: false,
+        eventId: stored.eventId,
+        error: hookErrors.quotaExceeded(stored.quota),
+      };
+    case 'channel_changed':
+      return CHANNEL_CHANGED;
+  }
+}
+
+function methodIsPost({ http }: Intake): void {
+  if (http && http.req.method !== 'POST') throw hookErrors.methodNotAllowed();
+}
+
+function limitSender({ http }: Intake, parts: IntakeParts): Promise<void> | void {
+  if (http) return limitSenderOf(parts, http.senderIp, http.res);
+}
+
+/** Counts a request against its sender's limit; throws the 429 past it. */
+export async function limitSenderOf(
+  parts: Pick<IntakeParts, 'limits'>,
+  senderIp: string | undefined,
+  res: ServerResponse,
+): Promise<void> {
+  const refusal = await parts.limits.perSender.hit(senderKey(senderIp), res);
+  if (refusal) throw refusal;
+}
+
+async function findChannel(intake: Intake, parts: IntakeParts): Promise<void> {
+  if (intake.http) intake.channel = await channelOf(parts, intake.http.token, intake.receivedAt);
+}
+
+/**
+ * The channel of a webhook URL's token; throws 404 when there is none.
+ * @param receivedAt when the request arrived: the lookup ends HOOK_DEADLINES.lookupMs after it
+ */
+export async function channelOf(
+  parts: Pick<IntakeParts, 'findChannel'>,
+  token: string,
+  receivedAt: number,
+): Promise<ReceivingChannel> {
+  const channel = WEBHOOK_TOKEN_SHAPE.test(token)
+    ? await parts.findChannel(token, receivedAt + HOOK_DEADLINES.lookupMs)
+    : undefined;
+  if (!channel) throw hookErrors.channelNotFound();
+  return channel;
+}
+
+async function limitChannel({ http, channel }: Intake, parts: IntakeParts): Promise<void> {
+  if (!http) return;
+  const refusal = await parts.limits.perChannel.hit(channel.webhook_token_hash, http.res);
+  if (refusal) throw refusal;
+}
+
+async function readTheBody(intake: Intake, parts: IntakeParts): Promise<void> {
+  if (!intake.http) return;
+  const deadline = intake.receivedAt + parts.bodyTimeoutMs;
+  intake.received = await readBody(intake.http.req, parts.bodyLimitBytes, deadline);
+  intake.storeBy = Date.now() + HOOK_DEADLINES.storeMs;
+}
+
+function checkWait(intake: Intake, parts: IntakeParts): Refusal | void {
+  if (!intake.http) return;
+  const wait = requestedWait(
+    { headers: intake.headers, query: intake.http.query },
+    parts.syncWaitMaxS,
+  );
+  if (wait instanceof AppError) return asReceived(intake, wait);
+  intake.waitMs = wait;
+}
+
+function checkEnabled(intake: Intake): Refusal | void {
+  if (!intake.channel.enabled) return asReceived(intake, hookErrors.channelDisabled());
+}
+
+function checkSenderAddress(intake: Intake): Refusal | void {
+  if (intake.http && !isSenderAllowed(intake.channel.allowed_ips, intake.senderIp))
+    return asReceived(intake, hookErrors.senderNotAllowed());
+}
+
+function checkSize(intake: Intake, parts: IntakeParts): Refusal | void {
+  const { received } = intake;
+  if (received.tooLarge)
+    return asReceived(intake, hookErrors.payloadTooLarge(parts.bodyLimitBytes));
+  intake.body = received.bytes;
+}
+
+/**
+ * Undoes Content-Encoding with the body limit on the decoded bytes. A body that the decoders'
+ * budget has no room for now is a 503, not recorded: no 503 is followed by a stored event.
+ */
+function decode(intake: Intake, parts: IntakeParts): Promise<Refusal | void> | void {
+  const encoding = headerValue(intake.headers, 'content-encoding');
+  if (encoding !== undefined) return decodeWith(encoding, intake, parts);
+}
+
+async function decodeWith(
+  encoding: string,
+  intake: Intake,
+  parts: IntakeParts,
+): Promise<Refusal | void> {
+  const { bodyLimitBytes, decodeBudget } = parts;
+  const raw = intake.body;
+  const decoded = await decodeBody(
+    raw,
+    encoding,
+    bodyLimitBytes,
+    REJECTED_BODY_BYTES,
+    decodeBudget,
+  );
+  if (decoded.ok) {
+    intake.body = decoded.bytes;
+    return;
+  }
+  switch (decoded.problem) {
+    case 'too_large':
+      // Decoding stopped past the limit: what was decoded is only the start of the body.
+      return refused(hookErrors.payloadTooLarge(bodyLimitBytes), decoded.head, Infinity);
+    case 'unsupported':
+      return refused(hookErrors.unsupportedEncoding(decoded.encoding), raw);
+    case 'too_many':
+      return refused(hookErrors.tooManyEncodings(decoded.count), raw);
+    case 'invalid':
+      return refused(hookErrors.invalidEncoding(decoded.encoding), raw);
+    case 'busy':
+      throw hookErrors.decodersBusy();
+  }
+}
+
+function checkSignature(intake: Intake): Refusal | void {
+  if (!intake.http) return;
+  const { body, headers, channel } = intake;
+  try {
+    verifyRequest(
+      { body, header: (name) => headerValue(headers, name) },
+      channel.verification,
+      channel.verification_secret,
+    );
+  } catch (error) {
+    if (!(error instanceof SignatureFailure)) throw error;
+    return refused(hookErrors.signatureInvalid(error.message), body);
+  }
+}
+
+function checkMediaType({ headers, body }: Intake): Refusal | void {
+  const mediaType = headers['content-type'];
+  if (isJsonMediaType(mediaType)) return;
+  const error = isFormWithPayload(mediaType, body)
+    ? hookErrors.formPayload()
+    : hookErrors.unsupportedMediaType(mediaType ?? '');
+  return refused(error, body);
+}
+
+// ignoreBOM: a byte-order mark stays in the payload, which is kept byte for byte.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Builds the payload's tree only when something is rendered from it; otherwise only checks. */
+function checkJson(intake: Intake): Refusal | void {
+  const { channel, body } = intake;
+  try {
+    const text = utf8.decode(body);
+    if (channel.thread_key_template || channel.dedup.mode === 'payload') {
+      intake.tree = parsePayload(text);
+      intake.isObject = isJsonObject(intake.tree);
+    } else {
+      intake.isObject = checkPayload(text).isObject;
+    }
+    intake.text = text;
+  } catch (error) {
+    const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
+    return refused(hookErrors.invalidJson(reason), body);
+  }
+}
+
+function checkObject(intake: Intake): Refusal | void {
+  if (!intake.isObject) return refused(hookErrors.payloadNotObject(), intake.body);
+}
+
+function findDedupKey(intake: Intake): void {
+  const { dedup } = intake.channel;
+  intake.dedupKey = dedupKey(dedup, intake.headers, () => intake.tree as JsonValue);
+  if (intake.dedupKey !== undefined) intake.bodyHash = keyedBodyHash(dedup, intake.body);
+}
