@@ -51,11 +51,16 @@ export interface AiProvider {
   complete(request: AiRequest, signal: AbortSignal): Promise<AiReply>;
 }
 
+/** How a failed call ended: no answer at all, or the server's HTTP status. */
+export type AiFailure = { unanswered: true } | { unanswered: false; httpStatus?: number };
+
 /**
  * Why a reply could not be had. `retryable` says whether asking again later may help (timeouts,
  * network errors, an overloaded server) or not (a wrong key, a request the server refuses).
  * `retryAfterMs` is the server's own `Retry-After`: the next attempt waits at least that long.
- * The message is shown to admins in Brain Logs, so it never contains the API key.
+ * `failure` says whether the server answered (and with which status), which decides whether a
+ * fallback provider is asked. The message is shown to admins in Brain Logs, so it never contains
+ * the API key.
  */
 export class AiError extends Error {
   override name = 'AiError';
@@ -64,7 +69,23 @@ export class AiError extends Error {
     message: string,
     readonly retryable: boolean,
     readonly retryAfterMs?: number,
+    readonly failure: AiFailure = { unanswered: false },
   ) {
     super(message);
   }
+
+  get httpStatus(): number | undefined {
+    return this.failure.unanswered ? undefined : this.failure.httpStatus;
+  }
+}
+
+/**
+ * Whether the next provider of a channel's fallbacks is asked after this failure: when the
+ * server did not answer (timeout, connection error) or answered 408, 429, 5xx or 529, never for
+ * another 4xx or a reply of the wrong shape, which another provider would most likely repeat.
+ */
+export function fallsBack(error: AiError): boolean {
+  if (error.failure.unanswered) return true;
+  const status = error.failure.httpStatus;
+  return status !== undefined && (status === 408 || status === 429 || status >= 500);
 }

@@ -88,11 +88,15 @@ export class OpenAiProvider implements AiProvider {
         throw new AiError(
           `The AI server did not answer within ${this.options.timeoutMs} ms.`,
           true,
+          undefined,
+          { unanswered: true },
         );
       }
       throw new AiError(
         `Could not reach the AI server at ${this.url.host}: ${error.reason}.`,
         true,
+        undefined,
+        { unanswered: true },
       );
     }
     const { status, bodyStart: text, bodyBytes } = answered;
@@ -109,6 +113,7 @@ export class OpenAiProvider implements AiProvider {
         `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}${asked}`,
         retryable,
         waitMs,
+        { unanswered: false, httpStatus: status },
       );
     }
     if (bodyBytes > MAX_ANSWER_BYTES) {
