@@ -2,14 +2,14 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SchemaTask, ThreadMessage } from './reply-schema-thread.js';
+import type { SchemaTask, TaskAnswer, ThreadMessage } from './reply-schema-thread.js';
 
 export interface SchemaThreadLimits {
   /** Threads running at once; more tasks wait in line. */
   threads: number;
   /** How long compiling a schema may take. */
   compileMs: number;
-  /** How long checking one reply may take, once its schema is compiled. */
+  /** How long checking one reply (or making a sample reply) may take, once its schema is compiled. */
   checkMs: number;
 }
 
@@ -31,7 +31,7 @@ const THREAD_HEAP_MB = 256;
 
 interface Job {
   task: SchemaTask;
-  resolve: (problem: string | undefined) => void;
+  resolve: (answer: TaskAnswer) => void;
   reject: (error: Error) => void;
 }
 
@@ -50,16 +50,25 @@ export class SchemaThreads {
   constructor(private readonly limits: SchemaThreadLimits = DEFAULT_LIMITS) {}
 
   /** Why a schema (JSON text) cannot be used, or undefined when it compiles. */
-  compile(schema: string): Promise<string | undefined> {
-    return this.run({ schema });
+  async compile(schema: string): Promise<string | undefined> {
+    return (await this.run({ schema })).problem ?? undefined;
   }
 
   /** Why a reply (JSON text) does not fit a schema (JSON text), or undefined when it does. */
-  check(schema: string, reply: string): Promise<string | undefined> {
-    return this.run({ schema, reply });
+  async check(schema: string, reply: string): Promise<string | undefined> {
+    return (await this.run({ schema, reply })).problem ?? undefined;
   }
 
-  private run(task: SchemaTask): Promise<string | undefined> {
+  /**
+   * JSON text valid against a schema (JSON text), the same for the same seed, or why none could
+   * be made (the echo stand-in's structured replies).
+   */
+  async sample(schema: string, seed: number): Promise<{ sample: string } | { problem: string }> {
+    const { problem, sample } = await this.run({ schema, seed });
+    return sample !== undefined ? { sample } : { problem: problem ?? 'no sample was made' };
+  }
+
+  private run(task: SchemaTask): Promise<TaskAnswer> {
     return new Promise((resolve, reject) => {
       this.queue.push({ task, resolve, reject });
       this.dispatch();
@@ -93,11 +102,7 @@ export class SchemaThreads {
       const job = thread.running?.job;
       if (!job) return;
       thread.running = undefined;
-      job.resolve(
-        job.task.reply === undefined
-          ? `compiling it took longer than ${ms / 1000} s`
-          : `the check of the reply against the schema did not finish within ${ms} ms`,
-      );
+      job.resolve({ problem: overrun(job.task, ms) });
       void this.end(thread, 'overran');
     }, ms);
   }
@@ -124,7 +129,7 @@ export class SchemaThreads {
       return;
     }
     thread.running = undefined;
-    running.job.resolve(message.problem ?? undefined);
+    running.job.resolve({ problem: message.problem, sample: message.sample });
     this.dispatch();
   }
 
@@ -135,7 +140,7 @@ export class SchemaThreads {
     thread.running = undefined;
     if (running) {
       clearTimeout(running.timer);
-      running.job.resolve(`the check stopped: ${why}`);
+      running.job.resolve({ problem: `the check stopped: ${why}` });
     }
     if (!thread.ready) {
       // A thread that cannot even start would fail its replacements the same way.
@@ -147,6 +152,15 @@ export class SchemaThreads {
     }
     await thread.worker.terminate();
   }
+}
+
+/** Why a task that overran its time limit has no answer. */
+function overrun(task: SchemaTask, ms: number): string {
+  if (task.seed !== undefined) return `making a sample reply did not finish within ${ms} ms`;
+  if (task.reply !== undefined) {
+    return `the check of the reply against the schema did not finish within ${ms} ms`;
+  }
+  return `compiling it took longer than ${ms / 1000} s`;
 }
 
 /**
