@@ -9,8 +9,10 @@ export interface SchemaThreadLimits {
   threads: number;
   /** How long compiling a schema may take. */
   compileMs: number;
-  /** How long checking one reply (or making a sample reply) may take, once its schema is compiled. */
+  /** How long checking one reply may take, once its schema is compiled. */
   checkMs: number;
+  /** How long making a sample reply may take, once its schema is compiled. */
+  sampleMs: number;
 }
 
 /*
@@ -24,6 +26,9 @@ const DEFAULT_LIMITS: SchemaThreadLimits = {
   threads: Math.max(1, Math.min(2, availableParallelism() - 1)),
   compileMs: 5_000,
   checkMs: 250,
+  // Samples are the echo stand-in's, made from the channel's own schema, not from what a sender
+  // posts: room for a large schema, still bounded.
+  sampleMs: 1_000,
 };
 
 // A thread's heap holds compiled schemas and one parsed reply (at most a few MB of JSON).
@@ -125,7 +130,11 @@ export class SchemaThreads {
     if (running?.id !== message.id) return;
     clearTimeout(running.timer);
     if ('checking' in message) {
-      running.timer = this.overrunAfter(thread, this.limits.checkMs);
+      const { seed } = running.job.task;
+      running.timer = this.overrunAfter(
+        thread,
+        seed === undefined ? this.limits.checkMs : this.limits.sampleMs,
+      );
       return;
     }
     thread.running = undefined;

@@ -178,6 +178,20 @@ describe('the echo stand-in with json and text', () => {
     expect(stored.reply).toBe('[echo stand-in — no AI model configured] You wrote: Order 7: n');
   });
 
+  it('fails, saying why, when the schema asks for more than a stand-in reply should hold', async () => {
+    const channel = await channelWith({
+      json_schema: { type: 'array', minItems: 50_000, items: { type: 'string', minLength: 100 } },
+    });
+    const sent = await driver.sendEvent(channel.webhook_url, { order: { id: 7 }, note: 'n' });
+    await createWorker(app.ctx).runOnce();
+    const stored = (await driver.api('get', `/events/${sent.body.event_id}`).expect(200)).body;
+    expect(stored.status).toBe('failed');
+    // Made and refused for its size, or stopped at the time limit on a slow machine.
+    expect(stored.error).toMatch(
+      /^The echo stand-in could not answer in the channel's JSON Schema: (a sample would be longer than 262144 characters|making a sample reply did not finish within 1000 ms)\.$/,
+    );
+  });
+
   it('fails, saying why, when no sample fits the schema', async () => {
     const channel = await channelWith({
       json_schema: {
