@@ -83,7 +83,7 @@ const envSchema = z
     RATE_LIMIT_PER_IP: integer(1).default(1200),
     BODY_LIMIT: byteSize.default(bytes.parse('1mb') as number),
     DECODE_MEMORY_LIMIT: byteSize.default(bytes.parse('256mb') as number),
-    AI_PROVIDER: z.enum(['echo', 'openai']).default('echo'),
+    AI_PROVIDER: z.enum(['echo', 'openai', 'anthropic']).default('echo'),
     AI_BASE_URL: optionalText.pipe(httpUrl.optional()),
     AI_API_KEY: optionalText,
     AI_MODEL: optionalText,
@@ -112,13 +112,19 @@ const envSchema = z
       .default('info'),
   })
   .superRefine((env, ctx) => {
-    if (env.AI_PROVIDER !== 'openai') return;
-    for (const name of ['AI_BASE_URL', 'AI_MODEL'] as const) {
+    // Anthropic's API has one address (the default) and always wants a key; OpenAI-compatible
+    // servers are wherever the operator runs them, some without keys.
+    const required = {
+      echo: [],
+      openai: ['AI_BASE_URL', 'AI_MODEL'],
+      anthropic: ['AI_MODEL', 'AI_API_KEY'],
+    } as const;
+    for (const name of required[env.AI_PROVIDER]) {
       if (!env[name]) {
         ctx.addIssue({
           code: 'custom',
           path: [name],
-          message: 'is required when AI_PROVIDER=openai',
+          message: `is required when AI_PROVIDER=${env.AI_PROVIDER}`,
         });
       }
     }
