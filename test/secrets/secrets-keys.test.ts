@@ -120,7 +120,7 @@ describe('secrets stored before there was a key', () => {
     expect(await signedStatus(b, channel)).toBe(200);
     const reply = await new Driver(b).api('get', `/channels/${channel.id}/reply-secret`);
     expect(reply.body.secret).toBe(rotated.body.secret);
-  });
+  }, 120_000);
 
   it.skipIf(!testDatabaseUrl)(
     'stay as they are on PostgreSQL without SECRETS_KEY, with one warning at each start',
@@ -174,7 +174,7 @@ describe('keys that do not open what is stored', () => {
     const { verification_secret: sealed } = await storedSecrets(next, newer.id);
     const newKeyOnly = new SecretBox(Buffer.from(other, 'hex'));
     expect(newKeyOnly.open(sealed ?? '')).toBe(github.secret);
-  });
+  }, 120_000);
 });
 
 describe('the key of the embedded database', () => {
@@ -205,7 +205,7 @@ describe('the key of the embedded database', () => {
     expect(reply.body.secret).toBe(replySecret);
     for (const app of [first, again])
       expect(foundIn(app.logText(), key.trim()), 'key in the log').toEqual([]);
-  });
+  }, 120_000);
 
   it('is a key of its own for memory://, kept in no file', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'hookprompt-secrets-'));
@@ -221,5 +221,5 @@ describe('the key of the embedded database', () => {
     expect((await storedSecrets(app, channel.id)).verification_secret).toMatch(/^enc:v1:/);
     expect(await signedStatus(app, channel)).toBe(200);
     expect(existsSync(join(dataDir, 'secrets.key'))).toBe(false);
-  });
+  }, 120_000);
 });
