@@ -7,6 +7,7 @@ import {
 import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
@@ -56,6 +57,8 @@ export interface ChannelsOptions {
 export class ChannelsService {
   constructor(
     private readonly db: Database,
+    /** Seals the channels' secrets in the database, and opens them. */
+    private readonly secrets: SecretBox,
     private readonly options: ChannelsOptions,
   ) {}
 
@@ -86,7 +89,7 @@ export class ChannelsService {
 
   async create(workspaceId: string, input: CreateChannel): Promise<Channel> {
     const token = newWebhookToken();
-    const row = await repo.insertChannel(this.db, {
+    const row = await repo.insertChannel(this.db, this.secrets, {
       workspaceId,
       name: input.name,
       template: input.template,
@@ -125,7 +128,7 @@ export class ChannelsService {
     const write = async (db: Queryable) => {
       let senders;
       if (verification || allowed_ips || dedup) {
-        const stored = await repo.findSenderSettings(db, workspaceId, id);
+        const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
         if (!stored) throw notFound('This channel');
         senders = senderChanges(stored, { verification, allowed_ips, dedup });
       }
@@ -136,7 +139,12 @@ export class ChannelsService {
         );
         merged = mergeAiSettings(toAiSettings(current.ai), ai);
       }
-      return repo.updateChannel(db, workspaceId, id, { ...plain, senders, reply, ai: merged });
+      return repo.updateChannel(db, this.secrets, workspaceId, id, {
+        ...plain,
+        senders,
+        reply,
+        ai: merged,
+      });
     };
     const row = ai === undefined ? await write(this.db) : await this.db.transaction(write);
     if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
