@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
+import { acceptWhenSchema } from '../conditions/condition-schemas.js';
 import { ROW_ID } from '../platform/secrets.js';
 import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
 
@@ -31,6 +32,7 @@ export const createChannelSchema = z.strictObject({
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
   ai: aiSettingsInputSchema.nullish(),
+  accept_when: acceptWhenSchema.nullish(),
 });
 
 export const updateChannelSchema = z.strictObject({
@@ -42,6 +44,8 @@ export const updateChannelSchema = z.strictObject({
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
   ai: aiSettingsInputSchema.nullish(),
+  /** Replaces the list; null or [] accepts every payload. */
+  accept_when: acceptWhenSchema.nullish(),
 });
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
