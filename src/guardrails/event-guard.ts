@@ -41,6 +41,11 @@ export class EventGuard {
     return this.spotlight?.wrap;
   }
 
+  /** A rendered prompt without its data tags: blank when the values put in were blank. */
+  unwrapped(prompt: string): string {
+    return this.spotlight ? this.spotlight.unwrap(prompt) : prompt;
+  }
+
   /**
    * The texts as sent: the spotlight's sentence before the system prompt, and every text
    * redacted in the order sent. History turns are read whole (their own placeholders put back)

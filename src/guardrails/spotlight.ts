@@ -22,6 +22,11 @@ export class Spotlight {
   readonly wrap = (value: string): string =>
     `<${this.tag}>${escapeBoundaries(value)}</${this.tag}>`;
 
+  /** The text without its data tags: what was rendered, to tell whether it is blank. */
+  unwrap(text: string): string {
+    return text.replaceAll(`<${this.tag}>`, '').replaceAll(`</${this.tag}>`, '');
+  }
+
   /** The system message: one sentence naming the tags, then the channel's own system prompt. */
   systemMessage(own: string | undefined): string {
     const rule =

@@ -105,7 +105,7 @@ export async function processEvent(
       error: storableText(`The stored payload is not valid JSON: ${messageOf(error)}`),
     });
   }
-  if (request.prompt.trim() === '') {
+  if ((guard ? guard.unwrapped(request.prompt) : request.prompt).trim() === '') {
     log.info({ eventId }, 'event skipped: the prompt is empty');
     return finish({ status: 'skipped', prompt: request.prompt, missing });
   }

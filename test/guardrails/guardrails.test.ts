@@ -197,6 +197,13 @@ describe('spotlight', () => {
     expect(second).not.toBe(tag);
   });
 
+  it('skips a prompt whose values are only white space, as without the tags', async () => {
+    const channel = await channelWith({ spotlight: true }, '{{body}}');
+    const event = await answered(channel, { body: '  \n ' });
+    expect(event.status).toBe('skipped');
+    expect(ai.requests).toHaveLength(0);
+  });
+
   it('lets no value close or open a data block', async () => {
     const channel = await channelWith({ spotlight: true }, 'Message: {{body}}');
     const body =
