@@ -10,7 +10,7 @@ let driver: Driver;
 
 beforeAll(async () => {
   ai = await FakeAiServer.start();
-  app = await startTestApp({ env: ai.env() });
+  app = await startTestApp({ env: { ...ai.env(), DELIVERY_ALLOW_PRIVATE: 'true' } });
   driver = new Driver(app);
 });
 
@@ -76,7 +76,8 @@ describe('accept_when in the API', () => {
 
 describe('a payload accept_when does not accept', () => {
   it('is stored filtered: no chat, no AI call, no delivery, the condition kept', async () => {
-    const channel = await ordersChannel();
+    // A reply URL nobody listens on: an accepted event gets a delivery, a filtered one none.
+    const channel = await ordersChannel({ reply_delivery: { url: 'http://127.0.0.1:9/replies' } });
     const res = await driver.sendEvent(channel.webhook_url, {
       type: 'order.created',
       total: 5,
@@ -106,6 +107,8 @@ describe('a payload accept_when does not accept', () => {
       redactions: null,
     });
     expect(event.completed_at).not.toBeNull();
+    const answered = (await driver.api('get', `/events/${accepted.body.event_id as string}`)).body;
+    expect(answered.delivery).not.toBeNull();
     const listed = await driver.api('get', `/events?status=filtered`).expect(200);
     expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([res.body.event_id]);
   });
