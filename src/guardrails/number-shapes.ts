@@ -1,4 +1,4 @@
-import { getCountrySpecifications, isValidIBAN } from 'ibantools';
+import { getCountrySpecifications } from 'ibantools';
 import ipaddr from 'ipaddr.js';
 import { phoneLength } from './phone-shape.js';
 import type { Found } from './found.js';
@@ -7,9 +7,6 @@ import type { Found } from './found.js';
 // a match from starting inside a longer word or number (a card's, inside an IBAN's digits).
 const CARD = /(?<![\w.-])(?<![A-Za-z]{2}\d{2}[ .-]?)[1-9](?:[ .-]?\d){12,18}(?!\w)/g;
 const IBAN = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ .-]?[A-Za-z0-9]){10,40}/g;
-const IPV4 = /(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\d)/g;
-const IPV6 =
-  /(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:[0-9A-Fa-f]{1,4}|\d{1,3}(?:\.\d{1,3}){3})?(?![\w:])/g;
 const PHONE = /(?<![\w+.-])[+(]?\d[\d ().-]{0,28}\d(?!\w)/g;
 const VERSION_BEFORE = /(?:version|release|build|ver\.?|v)\s*[:=]?\s*$/i;
 
@@ -45,11 +42,34 @@ export function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-const IBAN_LENGTHS = new Map(
+const isAlnum = (c: number) => isWordChar(c) && c !== 0x5f;
+
+/**
+ * Each country's IBAN length and account format, from ibantools' maintained table, compiled once
+ * (its own isValidIBAN builds the format's RegExp again on every call).
+ */
+const IBAN_COUNTRIES = new Map(
   Object.entries(getCountrySpecifications()).flatMap(([code, spec]) =>
-    spec.chars ? [[code, spec.chars] as const] : [],
+    spec.chars && spec.bban_regexp
+      ? [[code, { length: spec.chars, bban: new RegExp(spec.bban_regexp) }] as const]
+      : [],
   ),
 );
+
+/** An IBAN (upper case, no separators) of its country's format whose mod-97 check holds. */
+function isValidIban(iban: string): boolean {
+  const country = IBAN_COUNTRIES.get(iban.slice(0, 2));
+  if (!country || iban.length !== country.length || !country.bban.test(iban.slice(4))) return false;
+  // The number made of BBAN, country and check digits (letters as 10–35) leaves 1 mod 97.
+  const moved = iban.slice(4) + iban.slice(0, 4);
+  let remainder = 0;
+  for (let i = 0; i < moved.length; i++) {
+    const code = moved.charCodeAt(i);
+    const value = code <= 0x39 ? code - 0x30 : code - 0x37;
+    remainder = (remainder * (value > 9 ? 100 : 10) + value) % 97;
+  }
+  return remainder === 1;
+}
 
 /**
  * IBANs passing their country's length, format and mod-97 check, grouped or not. A candidate
@@ -61,42 +81,89 @@ export function findIbans(text: string): Found[] {
   if (!DIGIT.test(text)) return found;
   for (const m of text.matchAll(IBAN)) {
     const candidate = m[0];
-    const length = IBAN_LENGTHS.get(candidate.slice(0, 2).toUpperCase());
+    const length = IBAN_COUNTRIES.get(candidate.slice(0, 2).toUpperCase())?.length;
     if (length === undefined) continue;
     let chars = 0;
     let end = 0;
     while (end < candidate.length && chars < length) {
-      if (/[A-Za-z0-9]/.test(candidate[end] as string)) chars++;
+      if (isAlnum(candidate.charCodeAt(end))) chars++;
       end++;
     }
-    if (chars < length || /[A-Za-z0-9]/.test(candidate[end] ?? '')) continue;
+    if (chars < length || isAlnum(candidate.charCodeAt(end))) continue;
     const iban = candidate.slice(0, end).replace(/[ .-]/g, '').toUpperCase();
-    if (isValidIBAN(iban)) found.push([m.index, m.index + end]);
+    if (isValidIban(iban)) found.push([m.index, m.index + end]);
   }
   return found;
 }
 
-/** IPv4 (each part at most 255, not a version number) and IPv6 addresses. */
+/**
+ * IPv4 (each part at most 255, not a version number) and IPv6 addresses. Read from each dot and
+ * colon outwards over the characters an address is made of, not by a pattern tried at every
+ * position: JSON text has a colon on every line.
+ */
 export function findIps(text: string): Found[] {
   const found: Found[] = [];
-  if (DIGIT.test(text)) {
-    for (const m of text.matchAll(IPV4)) {
-      if (!ipaddr.IPv4.isValidFourPartDecimal(m[0])) continue;
-      if (VERSION_BEFORE.test(text.slice(Math.max(0, m.index - 12), m.index))) continue;
-      found.push([m.index, m.index + m[0].length]);
-    }
-  }
-  if (text.includes(':')) {
-    for (const m of text.matchAll(IPV6)) {
-      const value = m[0];
-      // Two groups at least (`fe80::1`) or the loopback, with a digit: `a::b` in code is no address.
-      const groups = value.split(':').filter(Boolean).length;
-      if ((groups >= 2 || value === '::1') && DIGIT.test(value) && ipaddr.IPv6.isValid(value)) {
-        found.push([m.index, m.index + value.length]);
-      }
-    }
-  }
+  if (DIGIT.test(text)) addressesAround(text, '.', isV4Char, 7, isIpv4, found);
+  if (text.includes(':')) addressesAround(text, ':', isV6Char, 3, isIpv6, found);
   return found.sort((a, b) => a[0] - b[0]);
+}
+
+function addressesAround(
+  text: string,
+  anchor: string,
+  isPart: (code: number) => boolean,
+  shortest: number,
+  isAddress: (value: string, text: string, start: number) => boolean,
+  found: Found[],
+): void {
+  for (let at = text.indexOf(anchor); at >= 0;) {
+    let start = at;
+    while (start > 0 && isPart(text.charCodeAt(start - 1))) start--;
+    let end = at + 1;
+    while (end < text.length && isPart(text.charCodeAt(end))) end++;
+    // A sentence may end right after an address.
+    while (end > start && text.charCodeAt(end - 1) === 0x2e) end--;
+    const bounded = !isWordChar(text.charCodeAt(start - 1)) && !isWordChar(text.charCodeAt(end));
+    if (end - start >= shortest && bounded) {
+      const value = text.slice(start, end);
+      if (isAddress(value, text, start)) found.push([start, end]);
+    }
+    at = text.indexOf(anchor, Math.max(end, at + 1));
+  }
+}
+
+const isDigitCode = (c: number) => c >= 0x30 && c <= 0x39;
+const isHexCode = (c: number) =>
+  isDigitCode(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
+const isV4Char = (c: number) => isDigitCode(c) || c === 0x2e;
+const isV6Char = (c: number) => isHexCode(c) || c === 0x3a || c === 0x2e;
+/** Letters, digits and `_` (NaN, before the start or past the end, is none). */
+const isWordChar = (c: number) =>
+  isDigitCode(c) || (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a) || c === 0x5f;
+
+/** Four parts of one to three digits, each at most 255; not after `version`, `v` and such. */
+function isIpv4(value: string, text: string, start: number): boolean {
+  const parts = value.split('.');
+  if (parts.length !== 4) return false;
+  for (const part of parts)
+    if (part.length === 0 || part.length > 3 || Number(part) > 255) return false;
+  return !VERSION_BEFORE.test(text.slice(Math.max(0, start - 12), start));
+}
+
+/**
+ * Eight groups, or fewer around one `::`, with a digit and two groups at least (`fe80::1`) or
+ * the loopback: `a::b` in code and `10:30:45` are no addresses. The shape is checked before
+ * ipaddr.js is asked, which throws (slowly) for what it refuses.
+ */
+function isIpv6(value: string): boolean {
+  if (!DIGIT.test(value)) return false;
+  const colons = value.split(':').length - 1;
+  const compressed = value.includes('::');
+  const embedsV4 = value.includes('.');
+  if (!compressed && colons !== (embedsV4 ? 6 : 7)) return false;
+  if (compressed && colons < 2) return false;
+  const groups = value.split(':').filter(Boolean).length;
+  return (groups >= 2 || value === '::1') && ipaddr.IPv6.isValid(value);
 }
 
 /** `+` and 8–15 digits, or 10–15 digits in groups; never a date, an address or a lone number. */
