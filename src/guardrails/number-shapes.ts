@@ -119,16 +119,17 @@ function addressesAround(
   for (let at = text.indexOf(anchor); at >= 0;) {
     let start = at;
     while (start > 0 && isPart(text.charCodeAt(start - 1))) start--;
-    let end = at + 1;
-    while (end < text.length && isPart(text.charCodeAt(end))) end++;
+    let read = at + 1;
+    while (read < text.length && isPart(text.charCodeAt(read))) read++;
     // A sentence may end right after an address.
+    let end = read;
     while (end > start && text.charCodeAt(end - 1) === 0x2e) end--;
     const bounded = !isWordChar(text.charCodeAt(start - 1)) && !isWordChar(text.charCodeAt(end));
     if (end - start >= shortest && bounded) {
       const value = text.slice(start, end);
       if (isAddress(value, text, start)) found.push([start, end]);
     }
-    at = text.indexOf(anchor, Math.max(end, at + 1));
+    at = text.indexOf(anchor, read);
   }
 }
 
@@ -174,6 +175,8 @@ export function findPhones(text: string): Found[] {
   // one whose start is a phone is read again after it: `415-555-0132 415-555-0199` are two.
   const phone = new RegExp(PHONE);
   for (let m = phone.exec(text); m; m = phone.exec(text)) {
+    // Shorter than `+` and 8 digits: no phone, whatever its groups.
+    if (m[0].length < 9) continue;
     const length = phoneLength(m[0]);
     if (length === 0) continue;
     found.push([m.index, m.index + length]);

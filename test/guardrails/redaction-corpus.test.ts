@@ -159,6 +159,13 @@ describe('one event redacted', () => {
     expect(redactor.redact('GB82 WEST 1234 5698 7654 32')).toBe('[IBAN_1]');
   });
 
+  it('reads an address at the end of a sentence once', () => {
+    const redactor = new Redactor(['ip']);
+    expect(redactor.redact('From 203.0.113.7. Then 2001:db8::1.')).toBe(
+      'From [IP_1]. Then [IP_2].',
+    );
+  });
+
   it('redacts only the kinds asked for', () => {
     const redactor = new Redactor(['email']);
     expect(redactor.redact('ada@example.com, +44 20 7946 0958')).toBe(
