@@ -1,4 +1,10 @@
 import { z } from 'zod';
+import {
+  DEFAULT_GUARD_SETTINGS,
+  GUARD_SETTING_NAMES,
+  guardSettingsInputShape,
+  type GuardSettings,
+} from '../guardrails/guard-settings.js';
 import { replySchemas } from './reply-schema-threads.js';
 import { schemaLimitProblem } from './schema-limits.js';
 
@@ -9,7 +15,7 @@ export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unk
  * A channel's AI settings as stored and shown: every member null means "the server's default"
  * (AI_MODEL, no system message, the provider's own temperature and limits, text, no threads).
  */
-export interface AiSettings {
+export interface AiSettings extends GuardSettings {
   model: string | null;
   system_prompt: string | null;
   temperature: number | null;
@@ -27,6 +33,7 @@ export const AI_SETTING_NAMES = [
   'response_format',
   'thread_key',
   'history',
+  ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
 export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
@@ -37,6 +44,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   response_format: null,
   thread_key: null,
   history: null,
+  ...DEFAULT_GUARD_SETTINGS,
 });
 
 // Compiled on a schema thread, so the parse is asynchronous: parse bodies with an `ai` member
@@ -69,6 +77,7 @@ export const aiSettingsInputSchema = z.strictObject({
   response_format: responseFormat.nullish(),
   thread_key: z.string().max(1_000).nullish(),
   history: z.number().int().min(0).max(50).nullish(),
+  ...guardSettingsInputShape,
 });
 
 export type AiSettingsInput = z.infer<typeof aiSettingsInputSchema>;
@@ -88,6 +97,7 @@ export function mergeAiSettings(
   // An empty system prompt or thread key means none: stored as the default.
   if (next.system_prompt === '') next.system_prompt = null;
   if (next.thread_key?.trim() === '') next.thread_key = null;
+  if (next.redact?.length === 0) next.redact = null;
   return next;
 }
 

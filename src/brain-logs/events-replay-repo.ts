@@ -43,7 +43,8 @@ export async function requeueEvents(
          'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS})))),
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
-       model = null, usage = null, input_truncated = false,
+       model = null, usage = null, input_truncated = false, redactions = null,
+       redaction_values = null,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

@@ -1,4 +1,5 @@
 import type { AiSettings } from '../ai/ai-settings.js';
+import type { Condition } from '../conditions/condition-schemas.js';
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
@@ -21,13 +22,14 @@ export interface ChannelRow {
   reply_url: string | null;
   reply_enabled: boolean;
   reply_disabled_reason: string | null;
+  accept_when: Condition[];
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
-  reply_url, reply_enabled, reply_disabled_reason, created_at, updated_at`;
+  reply_url, reply_enabled, reply_disabled_reason, accept_when, created_at, updated_at`;
 
 export interface NewChannel {
   workspaceId: string;
@@ -39,6 +41,7 @@ export interface NewChannel {
   tokenHash: string;
   senders: SenderChanges;
   reply: ReplyChanges;
+  acceptWhen: Condition[];
 }
 
 export async function insertChannel(
@@ -50,12 +53,12 @@ export async function insertChannel(
   const { rows } = await db.query<ChannelRow>(
     `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
                            verification, verification_secret, allowed_ips, dedup,
-                           reply_url, reply_enabled, reply_secret, ai)
+                           reply_url, reply_enabled, reply_secret, ai, accept_when)
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
              $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end,
-             $14)
+             $14, $15)
      returning ${COLUMNS}`,
     [
       channel.workspaceId,
@@ -72,6 +75,7 @@ export async function insertChannel(
       channel.reply.enabled ?? null,
       secrets.seal(channel.reply.secret),
       JSON.stringify(channel.ai),
+      JSON.stringify(channel.acceptWhen),
     ],
   );
   return rows[0] as ChannelRow;
@@ -115,6 +119,7 @@ export interface ChannelChanges {
   senders?: SenderChanges;
   reply: ReplyChanges;
   ai?: AiSettings;
+  acceptWhen?: Condition[];
 }
 
 /** The stored settings a change of sender settings is checked against (the secret included). */
@@ -157,6 +162,7 @@ export async function updateChannel(
        reply_secret = case when $11::text is not null then coalesce(reply_secret, $13::text)
          else reply_secret end,
        ai = coalesce($14::jsonb, ai),
+       accept_when = coalesce($15::jsonb, accept_when),
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}`,
@@ -175,6 +181,7 @@ export async function updateChannel(
       changes.reply.enabled ?? null,
       secrets.seal(changes.reply.secret),
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
+      changes.acceptWhen === undefined ? null : JSON.stringify(changes.acceptWhen),
     ],
   );
   return rows[0];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
+import { acceptWhenSchema } from '../conditions/condition-schemas.js';
 import { ROW_ID } from '../platform/secrets.js';
 import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
 
@@ -31,9 +32,11 @@ export const createChannelSchema = z.strictObject({
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
   ai: aiSettingsInputSchema.nullish(),
+  accept_when: acceptWhenSchema.nullish(),
 });
 
-/** A PATCH: the members of a create, each optional; members left out keep their value. */
+/** A PATCH: the members of a create, each optional; members left out keep their value (an
+ * `accept_when` of null or [] accepts every payload). */
 export const updateChannelSchema = createChannelSchema.partial();
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');

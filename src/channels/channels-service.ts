@@ -4,6 +4,7 @@ import {
   toAiSettings,
   type AiSettings,
 } from '../ai/ai-settings.js';
+import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
@@ -41,6 +42,8 @@ export interface Channel {
     /** Why delivery was turned off automatically (the receiver answered 410), else null. */
     disabled_reason: string | null;
   };
+  /** Conditions a payload must meet to be answered; others are stored `filtered`. */
+  accept_when: Condition[];
   created_at: string;
   updated_at: string;
 }
@@ -82,6 +85,7 @@ export class ChannelsService {
         enabled: row.reply_enabled,
         disabled_reason: row.reply_disabled_reason,
       },
+      accept_when: row.accept_when ?? [],
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
     };
@@ -99,6 +103,7 @@ export class ChannelsService {
       tokenHash: hashWebhookToken(token),
       senders: senderChanges(NEW_CHANNEL_SENDERS, input),
       reply: await this.replyChanges(input.reply_delivery),
+      acceptWhen: input.accept_when ?? [],
     });
     return this.toChannel(row);
   }
@@ -123,7 +128,8 @@ export class ChannelsService {
    * different members do not undo each other.
    */
   async update(workspaceId: string, id: string, changes: UpdateChannel): Promise<Channel> {
-    const { verification, allowed_ips, dedup, reply_delivery, ai, ...plain } = changes;
+    const { verification, allowed_ips, dedup, reply_delivery, ai, accept_when, ...plain } = changes;
+    const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
     const reply = await this.replyChanges(reply_delivery);
     const write = async (db: Queryable) => {
       let senders;
@@ -144,6 +150,7 @@ export class ChannelsService {
         senders,
         reply,
         ai: merged,
+        acceptWhen,
       });
     };
     const row = ai === undefined ? await write(this.db) : await this.db.transaction(write);

@@ -5,7 +5,7 @@ import type { EventWaits } from './event-waits.js';
 
 /** The 200 body of a webhook (and of fetching its reply later): what the sender may act on. */
 export interface EventAnswer {
-  status: 'received' | 'replied' | 'skipped' | 'failed';
+  status: 'received' | 'replied' | 'skipped' | 'failed' | 'filtered';
   event_id: string;
   reply?: string;
   error?: string;
@@ -25,6 +25,9 @@ export function answerOf(row: AnswerRow): EventAnswer {
       return { status: 'skipped', event_id: row.id };
     case 'failed':
       return { status: 'failed', event_id: row.id, error: row.error ?? '' };
+    case 'filtered':
+      // The condition that did not hold is for admins (Brain Logs), not for the sender.
+      return { status: 'filtered', event_id: row.id };
     default:
       return receivedAnswer(row.id);
   }

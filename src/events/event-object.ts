@@ -37,6 +37,8 @@ export interface EventJson {
   missing: string[];
   /** The last AI call sent less than was rendered: cut to AI_MAX_INPUT_CHARS. */
   input_truncated: boolean;
+  /** `{kind: distinct values}` replaced by placeholders in what was sent; null without redaction. */
+  redactions: Record<string, number> | null;
   /**
    * Earlier outcomes, oldest first, kept when the event was replayed: the last 20, each text
    * cut to its first 10,000 characters and `…[truncated]`.
@@ -80,6 +82,7 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     thread_key: row.thread_key,
     missing: row.missing ?? [],
     input_truncated: row.input_truncated,
+    redactions: row.redactions ?? null,
     history: row.history,
   };
 }

@@ -26,6 +26,8 @@ export interface EventRow {
   thread_key: string | null;
   missing: string[] | null;
   input_truncated: boolean;
+  /** `{kind: distinct values}` the guardrails redacted in what was sent; null without redaction. */
+  redactions: Record<string, number> | null;
   /** Earlier outcomes of a replayed event, oldest first. */
   history: unknown[];
   /** Its place in the live tail (Last-Event-ID). */
@@ -38,5 +40,5 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing, input_truncated, history, change_seq,
+  model, usage, latency_ms, thread_key, missing, input_truncated, redactions, history, change_seq,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

@@ -6,7 +6,8 @@
  *             pending (a retry after a passing failure, or given back at shutdown)
  *             processing (taken over by another worker when the lease ran out)
  *
- * and `rejected` for refused requests, which never enter the queue. An admin's replay puts a
+ * and `rejected` for refused requests and `filtered` for payloads the channel's `accept_when` does
+ * not accept, which never enter the queue. An admin's replay puts a
  * finished event back to `pending` (REPLAY_FROM), outside the queue statements. The database's CHECK
  * constraint, the queue statements (`src/worker/queue-*.ts`) and every filter are held to this
  * list by test/events/event-states.test.ts.
@@ -18,6 +19,7 @@ export const EVENT_STATUSES = [
   'skipped',
   'failed',
   'rejected',
+  'filtered',
 ] as const;
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
@@ -26,7 +28,7 @@ export const UNFINISHED_STATUSES = ['pending', 'processing'] as const;
 export type UnfinishedStatus = (typeof UNFINISHED_STATUSES)[number];
 
 /** Done: the queue will not change them (retention may delete them; a replay asks again). */
-export const FINISHED_STATUSES = ['replied', 'skipped', 'failed', 'rejected'] as const;
+export const FINISHED_STATUSES = ['replied', 'skipped', 'failed', 'rejected', 'filtered'] as const;
 export type FinishedStatus = (typeof FINISHED_STATUSES)[number];
 
 /** What a replay (POST /api/v1/events/{id}/replay) takes back to `pending`. */
@@ -36,7 +38,7 @@ export const REPLAY_FROM = FINISHED_STATUSES;
 export const REPLY_OUTCOMES = ['replied', 'skipped', 'failed'] as const;
 export type ReplyOutcomeStatus = (typeof REPLY_OUTCOMES)[number];
 
-/** Every status change the service makes; an event is stored as `pending` or `rejected`. */
+/** Every status change the service makes; an event is stored as `pending`, `rejected` or `filtered`. */
 export const EVENT_TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
   pending: ['processing'],
   // `processing` again: another worker takes over an event whose lease ran out.
@@ -45,10 +47,11 @@ export const EVENT_TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatu
   skipped: [],
   failed: [],
   rejected: [],
+  filtered: [],
 };
 
 /** The statuses an event may be stored with by the receiver. */
-export const INITIAL_STATUSES = ['pending', 'rejected'] as const;
+export const INITIAL_STATUSES = ['pending', 'rejected', 'filtered'] as const;
 
 export function isEventStatus(text: string): text is EventStatus {
   return (EVENT_STATUSES as readonly string[]).includes(text);

@@ -35,7 +35,8 @@ import { SignatureFailure } from './verify/signature-checks.js';
  * The receiver's checks, in the order senders rely on: the first that fails answers. A step
  * returns a refusal to record (a `rejected` event), throws one answered without a trace (405,
  * 429, 404, 408, 503), or returns nothing. Then `write` hands the event, or the refusal, to the
- * one writer, whose statement decides the rest: duplicate (200, or 422), quota (403), stored (200).
+ * one writer, whose statement decides the rest: duplicate (200, or 422), filtered (200: the mark
+ * `accept_when` left), quota (403), stored (200).
  */
 export const STEPS: readonly Step[] = [
   { name: 'method', run: methodIsPost }, // 405
@@ -53,6 +54,7 @@ export const STEPS: readonly Step[] = [
   { name: 'JSON', run: checkJson }, // 400 invalid_json
   { name: 'object', run: checkObject }, // 400 payload_not_object
   { name: 'duplicate', run: findDedupKey }, // the key the statement finds duplicates by
+  { name: 'accept_when', run: checkAcceptWhen }, // 200 filtered, honoured after the duplicate
 ];
 
 interface Step {
@@ -108,6 +110,8 @@ async function write(
   switch (stored.outcome) {
     case 'accepted':
       return { accepted: true, eventId: stored.eventId };
+    case 'filtered':
+      return { accepted: true, eventId: stored.eventId, filtered: true };
     case 'duplicate':
       return { accepted: true, eventId: stored.first.id, duplicate: stored.first };
     case 'rejected':
@@ -273,12 +277,12 @@ function checkMediaType({ headers, body }: Intake): Refusal | void {
 // ignoreBOM: a byte-order mark stays in the payload, which is kept byte for byte.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Builds the payload's tree only when something is rendered from it; otherwise only checks. */
+/** Builds the payload's tree only when something is read from it; otherwise only checks. */
 function checkJson(intake: Intake): Refusal | void {
   const { channel, body } = intake;
   try {
     const text = utf8.decode(body);
-    if (channel.thread_key_template || channel.dedup.mode === 'payload') {
+    if (channel.thread_key_template || channel.dedup.mode === 'payload' || channel.accepts) {
       intake.tree = parsePayload(text);
       intake.isObject = isJsonObject(intake.tree);
     } else {
@@ -293,6 +297,15 @@ function checkJson(intake: Intake): Refusal | void {
 
 function checkObject(intake: Intake): Refusal | void {
   if (!intake.isObject) return refused(hookErrors.payloadNotObject(), intake.body);
+}
+
+/**
+ * Marks a payload the channel's `accept_when` does not accept: decided by the request, but after
+ * the duplicate, so the statement honours the mark once it has found none.
+ */
+function checkAcceptWhen(intake: Intake): void {
+  const { accepts } = intake.channel;
+  if (accepts) intake.filteredBy = accepts.failing({ payload: intake.tree as JsonValue });
 }
 
 function findDedupKey(intake: Intake): void {

@@ -51,6 +51,8 @@ export interface IntakeParts {
 
 export type IngestOutcome =
   | { accepted: true; eventId: string }
+  /** Stored `filtered`: the payload did not meet the channel's `accept_when`. */
+  | { accepted: true; eventId: string; filtered: true }
   /** A duplicate: nothing was stored; the answer is the first event's, as it stands now. */
   | { accepted: true; eventId: string; duplicate: FirstEvent }
   /** `eventId` is that of the rejected event kept for Brain Logs (none when nothing was kept). */
@@ -77,6 +79,8 @@ export class Intake {
   isObject = false;
   dedupKey: string | undefined = undefined;
   bodyHash: string | undefined = undefined;
+  /** Set by `accept_when`: the condition the payload did not meet; the event is stored `filtered`. */
+  filteredBy: string | undefined = undefined;
 
   constructor(
     /** The HTTP request; absent for the panel's test event (no method, limits, token or wait). */
@@ -130,6 +134,7 @@ export class Intake {
       payload: this.text,
       dedupKey: this.dedupKey,
       bodyHash: this.bodyHash,
+      filteredBy: this.filteredBy,
       threadKey: tree ? renderThreadKey(channel.thread_key_template, tree) : null,
     };
   }

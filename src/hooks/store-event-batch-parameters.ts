@@ -16,6 +16,8 @@ export interface IncomingEvent {
    * the key and another body is no duplicate. Absent: any body with the key is a duplicate.
    */
   bodyHash?: string | undefined;
+  /** The `accept_when` condition the payload did not meet: stored `filtered`, with it as `error`. */
+  filteredBy?: string | undefined;
   /** The rendered thread key (see renderThreadKey); absent or null: no thread. */
   threadKey?: string | null;
   /** The code of the pipeline's refusal: the request is recorded as a `rejected` event. */
@@ -44,6 +46,8 @@ interface BatchParameters {
   bodyHashes: (string | null)[];
   /** `repeat` or `reused` (see keyUsesInBatch), else null. */
   keyUses: (string | null)[];
+  /** The condition each filtered request did not meet, else null. */
+  filters: (string | null)[];
   /** The pipeline's refusals, as a JSON array of {position, code, truncated}. */
   refusals: string;
   commitDeadline: string;
@@ -65,6 +69,7 @@ export const PARAMETER_NAMES = Object.keys({
   windows: 0,
   bodyHashes: 0,
   keyUses: 0,
+  filters: 0,
   refusals: 0,
   commitDeadline: 0,
   lockTimeout: 0,
@@ -96,6 +101,7 @@ export function batchParameters(events: IncomingEvent[], deadline: number): Batc
     windows: events.map((e) => (e.dedupKey === undefined ? null : e.channel.dedup.window_s)),
     bodyHashes: events.map((e) => e.bodyHash ?? null),
     keyUses: uses.map((use) => (use === 'repeat' || use === 'reused' ? use : null)),
+    filters: events.map((e) => e.filteredBy ?? null),
     refusals: JSON.stringify(refusals),
     commitDeadline: new Date(deadline).toISOString(),
     lockTimeout: `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,

@@ -17,12 +17,13 @@ export interface QuotaState {
 
 /**
  * What became of one request of a batch. `rejected`: the pipeline's refusal, recorded.
+ * `filtered`: stored finished, the payload not meeting the channel's `accept_when`.
  * `key_reused`: the key was accepted for another body (422), recorded as rejected.
  * `channel_changed`: the channel is no longer as the pipeline checked it (disabled, deleted or
  * given a new URL meanwhile); nothing was stored, and the pipeline checks the request again.
  */
 export type StoredEvent =
-  | { outcome: 'accepted' | 'rejected'; eventId: string }
+  | { outcome: 'accepted' | 'rejected' | 'filtered'; eventId: string }
   | { outcome: 'quota_exceeded'; eventId: string; quota: QuotaState }
   | { outcome: 'key_reused'; eventId: string; firstId: string }
   | { outcome: 'duplicate'; first: FirstEvent }

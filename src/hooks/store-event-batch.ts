@@ -23,8 +23,8 @@ export type KeyCheck = 'looked-up' | 'on-insert';
 /**
  * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
  * that commits on its own by its deadline or not at all. It decides, in the order senders rely on,
- * what the pipeline leaves to it: duplicate (200, or 422 for another body), quota (403), stored
- * (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
+ * what the pipeline leaves to it: duplicate (200, or 422 for another body), filtered (200, the
+ * pipeline's mark), quota (403), stored (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
  * the driver.
  */
 const storeEventBatchStatement = (keys: KeyCheck) => `
@@ -43,11 +43,11 @@ with
                 ${P.payloadStarts}::integer[], ${P.payloadBytes}::integer[],
                 ${P.keptBytes}::integer[], ${P.senderIps}::text[], ${P.threadKeys}::text[],
                 ${P.dedupKeys}::text[], ${P.windows}::integer[], ${P.bodyHashes}::text[],
-                ${P.keyUses}::text[])
+                ${P.keyUses}::text[], ${P.filters}::text[])
            with ordinality
            as request(workspace_id, channel_id, token_hash, payload_start, payload_bytes,
                       kept_bytes, sender_ip, thread_key, dedup_key, window_s, body_hash, key_use,
-                      position)
+                      filtered_by, position)
     join jsonb_array_elements(${P.headers}::jsonb) with ordinality as headers(headers, position)
       on headers.position = request.position
     left join jsonb_to_recordset(${P.refusals}::jsonb)
@@ -94,11 +94,12 @@ with
              as room
     from workspaces
     where id in (select workspace_id from channel_checked
-                 where refusal is null and not channel_changed)
+                 where refusal is null and not channel_changed and filtered_by is null)
     order by id
     for update
   ),
-  -- Duplicates before the quota: they use none of it. A repeat (or another body under the key)
+  -- Duplicates before the quota: they use none of it; then what accept_when filtered (stored,
+  -- using none either). A repeat (or another body under the key)
   -- of an earlier request of the batch waits for that request's verdict, below.
   verdicts as (
     select channel_checked.*, room.chat_quota,
@@ -113,9 +114,11 @@ with
                then 'duplicate'
              when key_holders.open then 'key_reused'
              when key_use is not null then key_use
+             when filtered_by is not null then 'filtered'
              when row_number() over (partition by channel_checked.workspace_id,
                                        not channel_changed and refusal is null
                                        and key_holders.open is not true and key_use is null
+                                       and filtered_by is null
                                      order by channel_checked.position)
                   <= coalesce(room.room, 0)
                then 'accepted'
@@ -127,11 +130,12 @@ with
     left join room on room.id = channel_checked.workspace_id
   ),
   -- A repeat is a duplicate of the batch's first request with its key once that is stored;
-  -- another body under the key is then 422. Either shares a refusal of the first.
+  -- another body under the key is then 422. Either shares a refusal of the first; a first
+  -- stored filtered holds its key as an accepted one does.
   outcomes as (
     select verdicts.*, first_of_key.position as first_position,
            case when verdicts.verdict not in ('repeat', 'reused') then verdicts.verdict
-                when first_of_key.verdict <> 'accepted' then first_of_key.verdict
+                when first_of_key.verdict not in ('accepted', 'filtered') then first_of_key.verdict
                 when verdicts.verdict = 'repeat' then 'duplicate'
                 else 'key_reused'
            end as outcome
@@ -145,7 +149,7 @@ with
   -- Ids are drawn per request, so results come back in the batch's order, not the insert's.
   numbered as (
     select outcomes.*,
-           case when outcome in ('accepted', 'rejected', 'quota_exceeded', 'key_reused')
+           case when outcome in ('accepted', 'rejected', 'quota_exceeded', 'key_reused', 'filtered')
              then nextval('events_id_seq'::regclass) end as id
     from outcomes
   ),
@@ -176,23 +180,26 @@ with
                         dedup_expires_at, dedup_body_hash)
     overriding system value
     select id, workspace_id, channel_id,
-           case when outcome = 'accepted' then 'pending' else 'rejected' end,
+           case outcome when 'accepted' then 'pending' when 'filtered' then 'filtered'
+                        else 'rejected' end,
            convert_from(substring((select bytes from payloads) from payload_start for
-                                  case when outcome = 'accepted' then payload_bytes
+                                  case when outcome in ('accepted', 'filtered') then payload_bytes
                                        else coalesce(kept_bytes, payload_bytes) end),
                         'UTF8'),
            case when outcome = 'rejected' then truncated
-                else outcome <> 'accepted' and kept_bytes is not null end,
+                else outcome not in ('accepted', 'filtered') and kept_bytes is not null end,
            case outcome when 'accepted' then null
+                        when 'filtered' then filtered_by
                         when 'rejected' then refusal
                         when 'key_reused' then 'idempotency_key_reused'
                         else outcome end,
            case when outcome <> 'accepted' then now() end,
            headers, sender_ip, coalesce(repeats.n, 0),
            case when outcome = 'accepted' then thread_key end,
-           case when outcome = 'accepted' then dedup_key end,
-           case when outcome = 'accepted' then now() + make_interval(secs => window_s) end,
-           case when outcome = 'accepted' then decode(body_hash, 'hex') end
+           case when outcome in ('accepted', 'filtered') then dedup_key end,
+           case when outcome in ('accepted', 'filtered')
+             then now() + make_interval(secs => window_s) end,
+           case when outcome in ('accepted', 'filtered') then decode(body_hash, 'hex') end
     from numbered
     left join repeats on repeats.first_position = numbered.position
     where id is not null
@@ -215,6 +222,7 @@ select numbered.id, numbered.outcome,
             else first_of_key.id end as first_id,
        -- A first event stored by this statement is as it was stored.
        case when numbered.verdict = 'duplicate' then numbered.holder_status
+            when first_of_key.outcome = 'filtered' then 'filtered'
             else 'pending' end as first_status,
        case when numbered.verdict = 'duplicate' then numbered.holder_reply end as first_reply,
        case when numbered.verdict = 'duplicate' then numbered.holder_error end as first_error,

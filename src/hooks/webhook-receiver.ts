@@ -85,6 +85,8 @@ export class WebhookReceiver {
       return duplicateAnswer(first);
     }
     metrics.eventsReceived.inc();
+    // Finished on arrival: nothing to wait for.
+    if ('filtered' in outcome) return { status: 'filtered', event_id: outcome.eventId };
     return waitMs > 0
       ? await answers.forEvent(outcome.eventId, waitMs)
       : receivedAnswer(outcome.eventId);

@@ -1,4 +1,5 @@
 import { aiSettingsInputSchema, type AiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
+import { REDACTION_KINDS } from '../guardrails/redaction-kinds.js';
 import type { FieldErrors } from './forms.js';
 import { textareaText } from './forms.js';
 
@@ -13,7 +14,24 @@ export interface AiForm {
   json_schema: string;
   thread_key: string;
   history: string;
+  /** The kinds checked, comma-separated. */
+  redact: string;
+  /** `on` when checked. */
+  restore: string;
+  spotlight: string;
 }
+
+/** Sent with the guardrail checkboxes: an unchecked box is then off, not "unchanged". */
+export const GUARD_FIELDS_SHOWN = 'ai_guard_shown';
+
+const KIND_LABELS: Record<(typeof REDACTION_KINDS)[number], string> = {
+  secret: 'API keys and private keys',
+  email: 'E-mail addresses',
+  card: 'Card numbers (Luhn)',
+  iban: 'IBANs (mod-97)',
+  ip: 'IP addresses',
+  phone: 'Phone numbers',
+};
 
 /** Form field names are the settings' names with an `ai_` prefix. */
 export const AI_FIELD = (name: keyof AiForm) => `ai_${name}`;
@@ -32,6 +50,9 @@ export function aiFormOf(settings: AiSettings): AiForm {
         : '',
     thread_key: settings.thread_key ?? '',
     history: settings.history === null ? '' : String(settings.history),
+    redact: (settings.redact ?? []).join(','),
+    restore: settings.restore ? 'on' : '',
+    spotlight: settings.spotlight ? 'on' : '',
   };
 }
 
@@ -41,6 +62,12 @@ export function postedAiForm(body: Record<string, unknown>, current: AiForm): Ai
   for (const name of Object.keys(current) as (keyof AiForm)[]) {
     const value = body[AI_FIELD(name)];
     if (typeof value === 'string') form[name] = textareaText(value);
+  }
+  if (body[GUARD_FIELDS_SHOWN] !== undefined) {
+    const redact = body[AI_FIELD('redact')];
+    form.redact = (Array.isArray(redact) ? redact : redact === undefined ? [] : [redact]).join(',');
+    form.restore = body[AI_FIELD('restore')] === undefined ? '' : 'on';
+    form.spotlight = body[AI_FIELD('spotlight')] === undefined ? '' : 'on';
   }
   return form;
 }
@@ -81,6 +108,9 @@ export async function parseAiForm(
     response_format: responseFormat,
     thread_key: form.thread_key.trim() ? form.thread_key : null,
     history: number('history'),
+    redact: form.redact ? form.redact.split(',').filter(Boolean) : null,
+    restore: form.restore === 'on' ? true : null,
+    spotlight: form.spotlight === 'on' ? true : null,
   };
   if (Object.keys(errors).length) return { errors };
   const parsed = await aiSettingsInputSchema.safeParseAsync(candidate);
@@ -92,3 +122,8 @@ export async function parseAiForm(
   }
   return { errors };
 }
+
+/** The redaction kinds offered as checkboxes, in the order that wins where they overlap. */
+export const REDACTION_CHOICES: readonly { kind: string; label: string }[] = REDACTION_KINDS.map(
+  (kind) => ({ kind, label: KIND_LABELS[kind] }),
+);

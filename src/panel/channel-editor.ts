@@ -2,7 +2,8 @@ import type { Request, Response } from 'express';
 import type { Channel } from '../channels/channels-service.js';
 import type { PanelServices } from './panel-services.js';
 import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
-import { aiFormOf, postedAiForm, type AiForm } from './ai-form.js';
+import { acceptWhenText, parseAcceptWhenText } from './accept-when-form.js';
+import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-form.js';
 import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { formField, workspaceId } from './panel-auth.js';
@@ -16,6 +17,8 @@ export interface EditorForm {
   ai?: AiForm;
   /** The sample payload for the preview and for test events; blank means "make one up". */
   sample?: string;
+  /** `accept_when`, one condition a line; absent means the channel's saved conditions. */
+  acceptWhen?: string;
 }
 
 export interface TestOutcome {
@@ -53,11 +56,14 @@ export function channelEditor(ctx: PanelServices) {
     ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
-    const aiPreview = previewAi(ai, sample);
+    const acceptWhen = form.acceptWhen ?? acceptWhenText(channel.accept_when);
+    const parsedAcceptWhen = parseAcceptWhenText(acceptWhen).conditions ?? channel.accept_when;
+    const aiPreview = previewAi(ai, sample, form.template, parsedAcceptWhen);
     res.status(extras.status ?? 200).render('channels/edit', {
       title: channel.name,
       channel,
-      form: { ...form, ai, sample },
+      form: { ...form, ai, sample, acceptWhen },
+      redactionChoices: REDACTION_CHOICES,
       aiPreview,
       errors: extras.errors ?? {},
       placeholders: listPlaceholders(form.template),
@@ -87,6 +93,7 @@ export function channelEditor(ctx: PanelServices) {
       template: text('template', channel.template),
       ai: postedAiForm(fields, aiFormOf(channel.ai)),
       sample: text('sample', ''),
+      acceptWhen: text('accept_when', acceptWhenText(channel.accept_when)),
     };
   };
 

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
 import type { PanelServices } from './panel-services.js';
 import { ZodError } from 'zod';
+import { parseAcceptWhenText } from './accept-when-form.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { dateTimeLocalValue } from './format.js';
@@ -94,11 +95,20 @@ export function channelPages(ctx: PanelServices): Router {
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ name: form.name, template: form.template });
     const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
-    if (!parsed.success || !ai.input) {
-      const errors = { ...(parsed.success ? {} : fieldErrors(parsed.error)), ...ai.errors };
+    const acceptWhen = parseAcceptWhenText(form.acceptWhen ?? '');
+    if (!parsed.success || !ai.input || !acceptWhen.conditions) {
+      const errors = {
+        ...(parsed.success ? {} : fieldErrors(parsed.error)),
+        ...ai.errors,
+        ...(acceptWhen.error ? { accept_when: acceptWhen.error } : {}),
+      };
       return editor.show(res, channel, form, { status: 400, errors });
     }
-    await ctx.channels.update(ws, channel.id, { ...parsed.data, ai: ai.input });
+    await ctx.channels.update(ws, channel.id, {
+      ...parsed.data,
+      ai: ai.input,
+      accept_when: acceptWhen.conditions,
+    });
     await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Channel saved.' });
     res.redirect(303, `/channels/${channel.id}`);
   });

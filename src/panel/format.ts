@@ -34,6 +34,7 @@ export const STATUS_LABELS: Record<string, string> = {
   skipped: 'Skipped',
   failed: 'Failed',
   rejected: 'Rejected',
+  filtered: 'Filtered',
 };
 
 export const STATUS_HINTS: Record<string, string> = {
@@ -43,6 +44,7 @@ export const STATUS_HINTS: Record<string, string> = {
   skipped: 'The prompt rendered empty, so the AI was not asked.',
   failed: 'The AI could not reply, even after retries.',
   rejected: 'The receiver refused the request; the sender got an error.',
+  filtered: "The payload did not meet the channel's accept_when, so the AI was not asked.",
 };
 
 /** Why the receiver refused a request, in words a sender can act on. */

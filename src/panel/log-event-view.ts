@@ -51,7 +51,7 @@ export function eventView(
     excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
     payloadText: payload.text,
     payloadIsJson: payload.isJson,
-    reason: event.status === 'rejected' ? refusal(event.error) : null,
+    reason: reasonOf(event),
     cut,
     sizeBytes:
       'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
@@ -87,4 +87,11 @@ export function threadView(thread: ThreadAround, currentId: string): ThreadSecti
       };
     }),
   };
+}
+
+/** Why the event got no reply, on one line: a refusal, or the accept_when condition that did not hold. */
+function reasonOf(event: EventJson | EventPreview): string | null {
+  if (event.status === 'rejected') return refusal(event.error);
+  if (event.status === 'filtered') return `Filtered: ${event.error ?? 'accept_when'} did not hold`;
+  return null;
 }

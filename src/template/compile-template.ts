@@ -62,7 +62,7 @@ function scan(template: string): CompiledTemplate {
     if (close < 0) break;
     const start = template.lastIndexOf('{{', close - 2);
     literals.push(template.slice(literalStart, start));
-    placeholders.push(toPlaceholder(template.slice(start + 2, close).trim()));
+    placeholders.push(placeholderOf(template.slice(start + 2, close).trim()));
     literalStart = close + 2;
   }
   literals.push(template.slice(literalStart));
@@ -71,7 +71,8 @@ function scan(template: string): CompiledTemplate {
 
 const CANONICAL_INDEX = /^(?:0|[1-9][0-9]*)$/;
 
-function toPlaceholder(path: string): Placeholder {
+/** The placeholder `{{path}}` would be (`path` already trimmed): what conditions read by. */
+export function placeholderOf(path: string): Placeholder {
   if (path === '') return { path, kind: 'empty', keys: [], indexes: [] };
   if (path === '.') return { path, kind: 'whole', keys: [], indexes: [] };
   const keys = path.split('.');

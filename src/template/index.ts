@@ -7,6 +7,12 @@ export {
   type JsonValue,
 } from './json-value.js';
 export { MAX_DEPTH, checkPayload, parsePayload } from './parse-payload.js';
-export { listPlaceholders, missingInTemplates, missingPlaceholders } from './placeholders.js';
-export { renderTemplate } from './render-template.js';
+export { placeholderOf, type Placeholder } from './compile-template.js';
+export {
+  listPlaceholders,
+  missingInTemplates,
+  missingPlaceholders,
+  resolvePath,
+} from './placeholders.js';
+export { renderTemplate, renderValue, type ValueTransform } from './render-template.js';
 export { toJsonText } from './serialize.js';

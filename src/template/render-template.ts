@@ -3,6 +3,9 @@ import { JsonNumber, type JsonValue } from './json-value.js';
 import { resolvePath } from './placeholders.js';
 import { toJsonText } from './serialize.js';
 
+/** Changes each non-empty value as it is put in (the guardrails' data tags); never the template's own text. */
+export type ValueTransform = (text: string) => string;
+
 /**
  * Fills each `{{path}}` of the template from the payload.
  *
@@ -10,24 +13,32 @@ import { toJsonText } from './serialize.js';
  * string holding `{{x}}` shows up literally. Every template and every payload
  * renders: malformed braces stay literal text and missing fields are empty.
  * (Payloads are trees as built by `parsePayload`; the only limit left is the
- * engine's maximum string length, far beyond any accepted payload.)
+ * engine's maximum string length, far beyond any accepted payload.) `transform`, when given, is
+ * applied to each non-empty value inserted.
  */
-export function renderTemplate(template: string, payload: JsonValue): string {
+export function renderTemplate(
+  template: string,
+  payload: JsonValue,
+  transform?: ValueTransform,
+): string {
   const { literals, placeholders } = compileTemplate(template);
   let out = literals[0] ?? '';
   for (let i = 0; i < placeholders.length; i++) {
     const placeholder = placeholders[i];
-    if (placeholder !== undefined) {
-      if (placeholder.kind === 'field') out += valueText(resolvePath(payload, placeholder));
-      else if (placeholder.kind === 'whole') out += toJsonText(payload);
+    if (placeholder !== undefined && placeholder.kind !== 'empty') {
+      const text =
+        placeholder.kind === 'field'
+          ? renderValue(resolvePath(payload, placeholder))
+          : toJsonText(payload);
+      out += transform !== undefined && text !== '' ? transform(text) : text;
     }
     out += literals[i + 1] ?? '';
   }
   return out;
 }
 
-/** How one resolved value appears in the rendered text. */
-function valueText(value: JsonValue | undefined): string {
+/** How one resolved value appears in the rendered text (absent and null: empty). */
+export function renderValue(value: JsonValue | undefined): string {
   if (typeof value === 'string') return value;
   if (value instanceof JsonNumber) return value.text;
   if (value === true) return 'true';

@@ -23,7 +23,9 @@ const TOTALS = `count(*)::int as events,
   coalesce(sum((usage->>'completion_tokens')::bigint), 0)::float8 as completion_tokens,
   coalesce(sum((usage->>'total_tokens')::bigint), 0)::float8 as total_tokens`;
 
-const RANGE = `workspace_id = $1 and received_at >= $2 and received_at < $3 and status <> 'rejected'`;
+// Events that used a chat: refused and filtered requests used none.
+const RANGE = `workspace_id = $1 and received_at >= $2 and received_at < $3
+  and status not in ('rejected', 'filtered')`;
 
 /** Per UTC day of arrival, days without events left out; one range of events_workspace_received_idx. */
 export async function usageByDay(

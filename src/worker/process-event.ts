@@ -4,13 +4,14 @@ import { toAiSettings } from '../ai/ai-settings.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
 import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
+import { EventGuard } from '../guardrails/event-guard.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import type { AiCallRecord } from './ai-call.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
-import { threadHistory } from './queue-history.js';
+import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
 import type { Start } from './queue-start-attempt.js';
@@ -78,14 +79,17 @@ export async function processEvent(
   }
 
   const settings = toAiSettings(event.ai);
+  // Guardrails (src/guardrails/): values rendered between data tags, then what is sent redacted.
+  const guard = EventGuard.of(settings);
   let request: AiRequest;
   let missing: string[];
   try {
     const payload = parsePayload(event.payload);
     const system = settings.system_prompt ?? '';
+    const wrap = guard?.wrapValue;
     request = {
-      prompt: storableText(renderTemplate(event.template, payload)),
-      system: system ? storableText(renderTemplate(system, payload)) : undefined,
+      prompt: storableText(renderTemplate(event.template, payload, wrap)),
+      system: system ? storableText(renderTemplate(system, payload, wrap)) : undefined,
       history: [],
       model: settings.model ?? undefined,
       temperature: settings.temperature ?? undefined,
@@ -101,15 +105,16 @@ export async function processEvent(
       error: storableText(`The stored payload is not valid JSON: ${messageOf(error)}`),
     });
   }
-  if (request.prompt.trim() === '') {
+  if ((guard ? guard.unwrapped(request.prompt) : request.prompt).trim() === '') {
     log.info({ eventId }, 'event skipped: the prompt is empty');
     return finish({ status: 'skipped', prompt: request.prompt, missing });
   }
 
   let droppedTurns = 0;
+  let thread: ThreadTurn[] = [];
   if (event.thread_key !== null && (settings.history ?? 0) > 0) {
     const room = deps.maxInputChars - (request.system?.length ?? 0) - request.prompt.length;
-    const thread = await threadHistory(
+    const history = await threadHistory(
       db,
       event.channel_id,
       event.thread_key,
@@ -117,9 +122,10 @@ export async function processEvent(
       settings.history ?? 0,
       room,
     );
-    request.history = thread.turns;
-    droppedTurns = thread.dropped;
+    request.history = thread = history.turns;
+    droppedTurns = history.dropped;
   }
+  if (guard) request = guard.guard(request, thread);
   const fitted = fitToInputLimit(request, deps.maxInputChars);
   request = fitted.request;
   const inputTruncated = fitted.truncated || droppedTurns > 0;
@@ -127,7 +133,15 @@ export async function processEvent(
   const { prompt } = request;
 
   const model = request.model ?? deps.defaultModel ?? null;
-  const attempts = await deps.recordStarted({ eventId, prompt, missing, model, inputTruncated });
+  const attempts = await deps.recordStarted({
+    eventId,
+    prompt,
+    missing,
+    model,
+    inputTruncated,
+    redactions: guard?.redactions(),
+    redactionValues: guard?.sentValues(),
+  });
   if (attempts === undefined) return lost(deps, eventId);
 
   const started = performance.now();
@@ -148,6 +162,7 @@ export async function processEvent(
     return failedCall(deps, event, attempts, aiError, undefined, finish);
   }
   callEnded();
+  if (guard) reply = { ...reply, text: guard.restore(reply.text, isJsonFormat(request)) };
 
   const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
   const problem = await replyProblem(reply.text, request.responseFormat).catch(
@@ -204,6 +219,11 @@ function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {
     'event was taken over by another worker after its lease ran out; result dropped',
   );
   return 'lost';
+}
+
+/** A reply that must be JSON: values restored into it are escaped as JSON text. */
+function isJsonFormat(request: AiRequest): boolean {
+  return request.responseFormat !== undefined && request.responseFormat !== 'text';
 }
 
 function messageOf(error: unknown): string {

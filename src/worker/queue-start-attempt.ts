@@ -11,12 +11,16 @@ export interface Start {
   model: string | null;
   /** The call's input was cut to AI_MAX_INPUT_CHARS (false when not given). */
   inputTruncated?: boolean;
+  /** `{kind: distinct values}` the guardrails redacted; null or absent: no redaction. */
+  redactions?: Record<string, number> | null;
+  /** The placeholders sent and their values (never shown; for reading the event as history). */
+  redactionValues?: Record<string, string> | null;
 }
 
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
- * start together): stores each prompt (as sent), the placeholders it missed, the model it names
- * and whether its input was cut,
+ * start together): stores each prompt (as sent), the placeholders it missed, the model it names,
+ * whether its input was cut and what the guardrails redacted,
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
@@ -46,9 +50,12 @@ export async function startAttempts(
        missing = started.missing::text[],
        model = started.model,
        input_truncated = started.input_truncated,
+       redactions = started.redactions::jsonb,
+       redaction_values = started.redaction_values::jsonb,
        locked_until = now() + $2::integer * interval '1 millisecond'
-     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[])
-       as started(id, prompt, missing, model, input_truncated)
+     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[],
+                 $9::text[])
+       as started(id, prompt, missing, model, input_truncated, redactions, redaction_values)
      where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
        and exists (select from no_flush_wait)
      returning events.id, events.attempts`,
@@ -60,6 +67,8 @@ export async function startAttempts(
       starts.map((start) => textArrayLiteral(start.missing)),
       starts.map((start) => start.model),
       starts.map((start) => start.inputTruncated ?? false),
+      starts.map((start) => (start.redactions ? JSON.stringify(start.redactions) : null)),
+      starts.map((start) => (start.redactionValues ? JSON.stringify(start.redactionValues) : null)),
     ],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },

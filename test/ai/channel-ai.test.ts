@@ -59,6 +59,9 @@ describe('channel ai settings in the API', () => {
       response_format: null,
       thread_key: null,
       history: 2,
+      redact: null,
+      restore: null,
+      spotlight: null,
     });
     const patched = await driver
       .updateChannel(channel.id, { ai: { temperature: null, response_format: 'json' } })

@@ -87,6 +87,7 @@ describe('GET /api/v1/events/{id}', () => {
       thread_key: null,
       missing: [],
       input_truncated: false,
+      redactions: null,
       history: [],
     } satisfies Record<keyof EventJson, unknown>);
 

@@ -37,11 +37,11 @@ function transitionsIn(text: string): [from: string, to: string][] {
 }
 
 describe('the event lifecycle module', () => {
-  it('splits every status into unfinished and finished, and stores events only as pending or rejected', () => {
+  it('splits every status into unfinished and finished, and stores events only as pending, rejected or filtered', () => {
     expect([...UNFINISHED_STATUSES, ...FINISHED_STATUSES].sort()).toEqual(
       [...EVENT_STATUSES].sort(),
     );
-    expect(INITIAL_STATUSES).toEqual(['pending', 'rejected']);
+    expect(INITIAL_STATUSES).toEqual(['pending', 'rejected', 'filtered']);
     for (const status of FINISHED_STATUSES) expect(EVENT_TRANSITIONS[status]).toEqual([]);
   });
 

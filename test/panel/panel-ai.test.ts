@@ -48,6 +48,9 @@ describe('channel editor: AI section', () => {
       response_format: 'text',
       thread_key: '{{customer.id}}',
       history: 3,
+      redact: null,
+      restore: null,
+      spotlight: null,
     });
     const html = (await client.page(`/channels/${id}`)).text;
     expect(html).toContain('id="ai_model" name="ai_model" value="gpt-support"');

@@ -1,0 +1,147 @@
+import { KINDS, REDACTION_KINDS, type Found, type RedactionKind } from './redaction-kinds.js';
+
+interface Match {
+  start: number;
+  end: number;
+  kind: RedactionKind;
+}
+
+/**
+ * Redacts the texts of one event, in the order they are sent (system prompt, history oldest
+ * first, prompt): each value becomes `[KIND_n]`, numbered per kind in order of first appearance,
+ * and a value met again gets the placeholder it got first. Where kinds overlap, the earlier kind
+ * of REDACTION_KINDS wins, and a match always covers a whole value.
+ */
+export class Redactor {
+  private readonly kinds: RedactionKind[];
+  /** Per kind, placeholder by the value's canonical spelling. */
+  private readonly placeholders = new Map<RedactionKind, Map<string, string>>();
+  /** Every placeholder sent, with the value it stands for (as first written). */
+  readonly sent = new Map<string, string>();
+
+  constructor(kinds: readonly RedactionKind[]) {
+    this.kinds = REDACTION_KINDS.filter((kind) => kinds.includes(kind));
+  }
+
+  redact(text: string): string {
+    const matches = this.matches(text);
+    if (matches.length === 0) return text;
+    let out = '';
+    let at = 0;
+    for (const { start, end, kind } of matches) {
+      out += text.slice(at, start) + this.placeholderFor(kind, text.slice(start, end));
+      at = end;
+    }
+    return out + text.slice(at);
+  }
+
+  /** Distinct values per kind over everything redacted so far (kinds with none left out). */
+  counts(): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [kind, values] of this.placeholders) counts[kind] = values.size;
+    return counts;
+  }
+
+  private placeholderFor(kind: RedactionKind, value: string): string {
+    let byValue = this.placeholders.get(kind);
+    if (!byValue) this.placeholders.set(kind, (byValue = new Map()));
+    const canonical = KINDS[kind].canonical(value);
+    let placeholder = byValue.get(canonical);
+    if (placeholder === undefined) {
+      placeholder = `[${KINDS[kind].label}_${byValue.size + 1}]`;
+      byValue.set(canonical, placeholder);
+      this.sent.set(placeholder, value);
+    }
+    return placeholder;
+  }
+
+  /**
+   * The matches of every kind, in order. A value inside a longer value of another kind belongs
+   * to the longer one (the digits of an IBAN are not a card); other overlaps go to the kind
+   * first in REDACTION_KINDS.
+   */
+  private matches(text: string): Match[] {
+    const all: Match[] = [];
+    for (const kind of this.kinds) {
+      for (const [start, end] of KINDS[kind].find(text)) all.push({ start, end, kind });
+    }
+    if (all.length <= 1) return all;
+    all.sort((a, b) => a.start - b.start || b.end - a.end);
+    const outer: Match[] = [];
+    let cover: Match | undefined;
+    for (const match of all) {
+      const inside =
+        cover !== undefined &&
+        match.end <= cover.end &&
+        !(match.start === cover.start && match.end === cover.end);
+      if (inside) continue;
+      outer.push(match);
+      if (cover === undefined || match.end > cover.end) cover = match;
+    }
+    let taken: Match[] = [];
+    for (const kind of this.kinds) {
+      const ofKind = outer.filter((match) => match.kind === kind);
+      const found = ofKind.map((match): Found => [match.start, match.end]);
+      const added = notOverlapping(taken, found).map(([start, end]) => ({ start, end, kind }));
+      if (added.length) taken = mergeByStart(taken, added);
+    }
+    return taken;
+  }
+}
+
+/** The values of `found` (in order) that overlap nothing already taken (in order). */
+function notOverlapping(taken: readonly Match[], found: readonly Found[]): Found[] {
+  const free: Found[] = [];
+  let i = 0;
+  for (const value of found) {
+    while (i < taken.length && (taken[i] as Match).end <= value[0]) i++;
+    const next = taken[i];
+    if (next === undefined || next.start >= value[1]) free.push(value);
+  }
+  return free;
+}
+
+function mergeByStart(a: readonly Match[], b: readonly Match[]): Match[] {
+  const merged: Match[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    if (y === undefined || (x !== undefined && x.start < y.start)) {
+      merged.push(x as Match);
+      i++;
+    } else {
+      merged.push(y);
+      j++;
+    }
+  }
+  return merged;
+}
+
+const PLACEHOLDER = new RegExp(
+  `\\[(?:${REDACTION_KINDS.map((kind) => KINDS[kind].label).join('|')})_\\d+\\]`,
+  'g',
+);
+
+/**
+ * Puts the original values back for the placeholders that were sent; any other placeholder the
+ * model wrote stays as written. `inJson`: the reply is JSON text, so values go in escaped as in a
+ * JSON string (a PEM block's line breaks would otherwise break it).
+ */
+export function restorePlaceholders(
+  reply: string,
+  sent: ReadonlyMap<string, string> | Readonly<Record<string, string>>,
+  inJson = false,
+): string {
+  const lookup =
+    sent instanceof Map
+      ? (key: string) => sent.get(key)
+      : (key: string) =>
+          Object.hasOwn(sent, key) ? (sent as Record<string, string>)[key] : undefined;
+  return reply.replace(PLACEHOLDER, (placeholder) => {
+    const value = lookup(placeholder);
+    if (value === undefined) return placeholder;
+    return inJson ? JSON.stringify(value).slice(1, -1) : value;
+  });
+}

@@ -1,0 +1,165 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { Driver, type ChannelJson } from '../support/driver.js';
+import { FakeAiServer } from '../support/fake-ai-server.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let ai: FakeAiServer;
+let app: TestApp;
+let driver: Driver;
+
+beforeAll(async () => {
+  ai = await FakeAiServer.start();
+  app = await startTestApp({ env: { ...ai.env(), DELIVERY_ALLOW_PRIVATE: 'true' } });
+  driver = new Driver(app);
+});
+
+afterEach(async () => {
+  ai.reset();
+  await app.ctx.db.query('delete from events');
+  await driver.setWorkspace({ chats_used: 0, chat_quota: 1000 }).expect(200);
+});
+
+afterAll(async () => {
+  await app.close();
+  await ai.close();
+});
+
+const ONLY_ORDERS = [
+  { path: 'payload.type', op: 'eq', value: 'order.created' },
+  { path: 'payload.total', op: 'gte', value: 10 },
+];
+
+async function ordersChannel(extra: Record<string, unknown> = {}) {
+  const res = await driver
+    .api('post', '/channels')
+    .send({ name: 'Orders', template: 'Order {{id}}', accept_when: ONLY_ORDERS, ...extra });
+  expect(res.status).toBe(201);
+  return res.body as ChannelJson & { accept_when: unknown[] };
+}
+
+const chatsUsed = async () =>
+  (await driver.api('get', '/workspace').expect(200)).body.chats_used as number;
+
+describe('accept_when in the API', () => {
+  it('is stored, shown, replaced by a PATCH and cleared with null', async () => {
+    const channel = await ordersChannel();
+    expect(channel.accept_when).toEqual(ONLY_ORDERS);
+    expect(
+      (await driver.api('get', `/channels/${channel.id}`).expect(200)).body.accept_when,
+    ).toEqual(ONLY_ORDERS);
+    const patched = await driver
+      .updateChannel(channel.id, { accept_when: [{ path: 'payload.id', op: 'exists' }] })
+      .expect(200);
+    expect(patched.body.accept_when).toEqual([{ path: 'payload.id', op: 'exists' }]);
+    const cleared = await driver.updateChannel(channel.id, { accept_when: null }).expect(200);
+    expect(cleared.body.accept_when).toEqual([]);
+    const plain = await driver.createChannel();
+    expect((plain as unknown as { accept_when: unknown }).accept_when).toEqual([]);
+  });
+
+  it('refuses conditions that cannot be read, naming them', async () => {
+    const channel = await ordersChannel();
+    const res = await driver.updateChannel(channel.id, {
+      accept_when: [
+        { path: 'type', op: 'eq', value: 'x' },
+        { path: 'payload.n', op: 'gt' },
+      ],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual([
+      'accept_when.0.path',
+      'accept_when.1.value',
+    ]);
+  });
+});
+
+describe('a payload accept_when does not accept', () => {
+  it('is stored filtered: no chat, no AI call, no delivery, the condition kept', async () => {
+    // A reply URL nobody listens on: an accepted event gets a delivery, a filtered one none.
+    const channel = await ordersChannel({ reply_delivery: { url: 'http://127.0.0.1:9/replies' } });
+    const res = await driver.sendEvent(channel.webhook_url, {
+      type: 'order.created',
+      total: 5,
+      id: 1,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'filtered', event_id: expect.any(String) });
+    const accepted = await driver.sendEvent(channel.webhook_url, {
+      type: 'order.created',
+      total: 50,
+      id: 2,
+    });
+    expect(accepted.body.status).toBe('received');
+    expect(await chatsUsed()).toBe(1);
+
+    await createWorker(app.ctx).runOnce();
+    expect(ai.prompts()).toEqual(['Order 2']);
+    const event = (await driver.api('get', `/events/${res.body.event_id as string}`).expect(200))
+      .body;
+    expect(event).toMatchObject({
+      status: 'filtered',
+      reply: null,
+      prompt: null,
+      attempts: 0,
+      delivery: null,
+      error: 'payload.total gte 10',
+      redactions: null,
+    });
+    expect(event.completed_at).not.toBeNull();
+    const answered = (await driver.api('get', `/events/${accepted.body.event_id as string}`)).body;
+    expect(answered.delivery).not.toBeNull();
+    const listed = await driver.api('get', `/events?status=filtered`).expect(200);
+    expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([res.body.event_id]);
+  });
+
+  it('is answered at once when the sender waits, and even when the quota is used up', async () => {
+    const channel = await ordersChannel();
+    await driver.setWorkspace({ chat_quota: 0 }).expect(200);
+    const started = Date.now();
+    const res = await driver.sendEvent(`${channel.webhook_url}?wait=10`, { type: 'refund' });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('filtered');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const refused = await driver.sendEvent(channel.webhook_url, {
+      type: 'order.created',
+      total: 20,
+    });
+    expect(refused.status).toBe(403);
+  });
+
+  it('holds its dedup key: a repeat is its duplicate, never stored or asked', async () => {
+    const channel = await ordersChannel();
+    const headers = { 'Idempotency-Key': 'k-1' };
+    const first = await driver.sendEvent(channel.webhook_url, { type: 'refund' }, { headers });
+    const again = await driver.sendEvent(channel.webhook_url, { type: 'refund' }, { headers });
+    expect(first.body.status).toBe('filtered');
+    expect(again.body).toEqual({
+      status: 'filtered',
+      event_id: first.body.event_id,
+      duplicate: true,
+    });
+    const other = await driver.sendEvent(
+      channel.webhook_url,
+      { type: 'order.created', total: 99 },
+      { headers },
+    );
+    expect(other.status).toBe(422);
+    const events = await driver.eventsOf(channel.id);
+    expect(events.map((e) => e.status)).toEqual(['filtered', 'rejected']);
+    const stored = await driver.api('get', `/events/${first.body.event_id as string}`).expect(200);
+    expect(stored.body.duplicates).toBe(1);
+    expect(await chatsUsed()).toBe(0);
+  });
+
+  it('is filtered within one batch too: concurrent repeats share the first verdict', async () => {
+    const channel = await ordersChannel({ dedup: { mode: 'payload', field: 'id' } });
+    const sends = Array.from({ length: 8 }, () =>
+      driver.sendEvent(channel.webhook_url, { type: 'refund', id: 'same' }),
+    );
+    const answers = await Promise.all(sends);
+    expect(new Set(answers.map((a) => a.body.event_id)).size).toBe(1);
+    expect(answers.every((a) => a.body.status === 'filtered')).toBe(true);
+    expect((await driver.eventsOf(channel.id)).map((e) => e.status)).toEqual(['filtered']);
+  });
+});
