@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { textArrayLiteral } from '../db/sql.js';
+import { overBudget } from '../spend/budget-sql.js';
 
 /** An AI call about to be made for a claimed event. */
 export interface Start {
@@ -13,6 +14,45 @@ export interface Start {
   inputTruncated?: boolean;
 }
 
+/** The statement of startAttempts, built once. */
+const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true)),
+  started as (
+    select * from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[])
+      as started(id, prompt, missing, model, input_truncated)
+  ),
+  over_budget as (
+    select events.id from started
+    join events on events.id = started.id
+    join workspaces on workspaces.id = events.workspace_id
+    where ${overBudget('workspaces')}
+  ),
+  held_back as (
+    update events set status = 'pending', run_at = now(), locked_by = null, locked_until = null
+    where events.id in (select id from over_budget)
+      and events.locked_by = $1 and events.status = 'processing'
+    returning events.id
+  ),
+  counted as (
+    update events set
+      attempts = events.attempts + 1,
+      prompt = started.prompt,
+      missing = started.missing::text[],
+      model = started.model,
+      input_truncated = started.input_truncated,
+      locked_until = now() + $2::integer * interval '1 millisecond'
+    from started
+    where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
+      and events.id not in (select id from over_budget)
+      and exists (select from no_flush_wait)
+    returning events.id, events.attempts
+  )
+  select id, attempts from counted
+  union all
+  select id, null from held_back`;
+
+/** An event whose workspace has spent its budget: given back as `pending`, no call made. */
+export const OVER_BUDGET = 'over_budget';
+
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
  * start together): stores each prompt (as sent), the placeholders it missed, the model it names
@@ -20,6 +60,10 @@ export interface Start {
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
+ *
+ * An event whose workspace has spent its monthly budget meanwhile (it was claimed ahead, or the
+ * budget was reached since its claim) is given back as `pending`, its attempt not counted, and
+ * answered OVER_BUDGET: no new call starts past the budget, only those already under way finish.
  *
  * Counting before the call, not after, means a call cut short by a crash still counts, so an
  * event that keeps killing its worker mid-call cannot be tried forever.
@@ -37,21 +81,9 @@ export async function startAttempts(
   leaseMs: number,
   starts: readonly Start[],
   deadline?: number,
-): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ id: string; attempts: number }>(
-    `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true))
-     update events set
-       attempts = events.attempts + 1,
-       prompt = started.prompt,
-       missing = started.missing::text[],
-       model = started.model,
-       input_truncated = started.input_truncated,
-       locked_until = now() + $2::integer * interval '1 millisecond'
-     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[])
-       as started(id, prompt, missing, model, input_truncated)
-     where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
-       and exists (select from no_flush_wait)
-     returning events.id, events.attempts`,
+): Promise<Map<string, number | typeof OVER_BUDGET>> {
+  const { rows } = await db.query<{ id: string; attempts: number | null }>(
+    START_ATTEMPTS,
     [
       workerId,
       leaseMs,
@@ -64,5 +96,5 @@ export async function startAttempts(
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );
-  return new Map(rows.map((row) => [row.id, row.attempts]));
+  return new Map(rows.map((row) => [row.id, row.attempts ?? OVER_BUDGET]));
 }
