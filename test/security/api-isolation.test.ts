@@ -1,7 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../src/api/openapi-routes.js';
-import { createWorker } from '../../src/worker/create-worker.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
@@ -258,8 +257,19 @@ beforeAll(async () => {
     `select id from workspaces where name = 'Second'`,
   );
   second = await tenant('Second', rows[0]?.id as string, key as string);
-  // Both events answered: each workspace has spent something.
-  await createWorker(app.ctx).runOnce();
+  // Each workspace has spent something (the events stay pending: replay finds nothing to take).
+  for (const { workspaceId, channelId, eventId } of [first, second]) {
+    await app.ctx.spendLedger.recordSpend({
+      workspaceId,
+      channelId,
+      eventId,
+      provider: 'default',
+      model: 'gpt-4o-mini',
+      promptTokens: 10,
+      completionTokens: 5,
+      costUsd: 0.000004,
+    });
+  }
 });
 afterAll(() => app.close());
 
