@@ -140,12 +140,14 @@ describe('what an event cost', () => {
     }
   });
 
-  it('shows the cost in Brain Logs and counts it in /metrics', async () => {
+  it('shows the cost in the events list and counts it in /metrics', async () => {
     ai.defaultReply = answerWith(1_000_000, 0);
     const channel = await channelFor('priced-model');
     expect((await putPrice('priced-model', 1.25, 0)).status).toBe(200);
     const event = await answered(channel);
     expect(event.cost_usd).toBe(1.25);
+    const listed = await driver.api('get', `/events?channel_id=${channel.id}`).expect(200);
+    expect(listed.body.data).toEqual([expect.objectContaining({ id: event.id, cost_usd: 1.25 })]);
     const metrics = await request(app.baseUrl).get('/metrics');
     expect(metrics.text).toMatch(
       /hookprompt_ai_cost_usd_total\{provider="default",model="priced-model"\} 1\.25/,
