@@ -1,5 +1,12 @@
-import { calcPrice, TieredPrices, type ModelPrice } from '@pydantic/genai-prices';
+import { createRequire } from 'node:module';
+import type * as GenAiPrices from '@pydantic/genai-prices';
 import type { Price } from './call-cost.js';
+
+// The table's data is most of a megabyte of code: loaded at its first use, not at every start
+// (a web process, or a worker with the echo, never needs it).
+let table: typeof GenAiPrices | undefined;
+const loadTable = () =>
+  (table ??= createRequire(import.meta.url)('@pydantic/genai-prices') as typeof GenAiPrices);
 
 /** A price found is kept this long: some models' prices change with the date or the hour. */
 const CACHE_MS = 60 * 60 * 1000;
@@ -27,6 +34,7 @@ export function tablePrice(model: string, now = Date.now()): Price | undefined {
 
 function lookUp(model: string, now: number): Price | undefined {
   if (model === '') return undefined;
+  const { calcPrice } = loadTable();
   const found = calcPrice({ input_tokens: 0, output_tokens: 0 }, model, {
     timestamp: new Date(now),
   });
@@ -38,9 +46,9 @@ function lookUp(model: string, now: number): Price | undefined {
 }
 
 /** A flat price; a tiered one (cheaper or dearer past a prompt size) by its first tier. */
-function perMillion(prices: ModelPrice, key: string): number | undefined {
+function perMillion(prices: GenAiPrices.ModelPrice, key: string): number | undefined {
   const value = prices[key];
   if (typeof value === 'number') return value;
-  if (value instanceof TieredPrices) return value.base;
+  if (value instanceof loadTable().TieredPrices) return value.base;
   return undefined;
 }
