@@ -11,10 +11,12 @@
   var days = [];
   var tokens = [];
   var events = [];
+  var costs = [];
   rows.forEach(function (row) {
     days.push(row.getAttribute('data-day').slice(5));
     tokens.push(Number(row.getAttribute('data-tokens')));
     events.push(Number(row.getAttribute('data-events')));
+    costs.push(Number(row.getAttribute('data-cost')));
   });
   new window.Chart(canvas, {
     data: {
@@ -34,6 +36,16 @@
           yAxisID: 'events',
           borderColor: '#9a5b00',
           backgroundColor: '#9a5b00',
+          tension: 0.2,
+        },
+        {
+          type: 'line',
+          label: 'Cost (USD)',
+          data: costs,
+          yAxisID: 'usd',
+          borderColor: '#1b7f3b',
+          backgroundColor: '#1b7f3b',
+          borderDash: [4, 3],
           tension: 0.2,
         },
       ],
@@ -56,6 +68,13 @@
           beginAtZero: true,
           grid: { drawOnChartArea: false },
           title: { display: true, text: 'events' },
+        },
+        usd: {
+          type: 'linear',
+          position: 'right',
+          beginAtZero: true,
+          grid: { drawOnChartArea: false },
+          title: { display: true, text: 'USD' },
         },
       },
     },

@@ -31,7 +31,10 @@ import { createRedis, type RedisConnection } from './platform/redis.js';
 import type { SecretBox } from './secrets/secret-box.js';
 import { KEY_FILE_NAME, openSecretBox } from './secrets/secrets-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
+import { PricesService } from './prices/prices-service.js';
 import type { ShutdownStep } from './platform/shutdown.js';
+import { SpendLedger } from './spend/spend-ledger.js';
+import { SpendService } from './spend/spend-service.js';
 import { UsageService } from './usage/usage-service.js';
 import { createWorker } from './worker/create-worker.js';
 import { queueStats } from './worker/queue-stats.js';
@@ -88,6 +91,12 @@ export class AppContext {
   readonly liveStreams: LiveStreams;
   /** Tokens and events per day or channel (the API and the panel's Workspace page). */
   readonly usage: UsageService;
+  /** The workspaces' own prices per model, over the price table shipped with the service. */
+  readonly prices: PricesService;
+  /** Where every AI call's spend is recorded (the ledger and the month's counter). */
+  readonly spendLedger: SpendLedger;
+  /** What AI calls cost per day, model and channel (the API and the panel's Workspace page). */
+  readonly spend: SpendService;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -140,6 +149,9 @@ export class AppContext {
     this.eventsFeed = new EventsFeed(db, log);
     this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
     this.usage = new UsageService(db);
+    this.prices = new PricesService(db);
+    this.spendLedger = new SpendLedger(db, this.metrics);
+    this.spend = new SpendService(db);
     this.admins = new AdminsService(db);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);

@@ -9,6 +9,10 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../platform/errors.js';
+import { pricesRoutes } from '../prices/prices-routes.js';
+import type { PricesService } from '../prices/prices-service.js';
+import { spendRoutes } from '../spend/spend-routes.js';
+import type { SpendService } from '../spend/spend-service.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
@@ -27,6 +31,8 @@ export interface ApiServices {
   eventPages: EventPages;
   deliveries: DeliveriesService;
   usage: UsageService;
+  prices: PricesService;
+  spend: SpendService;
   eventsReplay: EventsReplay;
   liveStreams: LiveStreams;
 }
@@ -53,6 +59,8 @@ export function apiRouter(services: ApiServices): Router {
     }),
   );
   router.use(usageRoutes(services.usage));
+  router.use(pricesRoutes(services.prices));
+  router.use(spendRoutes(services.spend));
   router.use(() => {
     throw notFound('This API path');
   });

@@ -39,11 +39,12 @@ export async function requeueEvents(
          'completed_at', to_char(completed_at at time zone 'UTC', ${ISO_MS}),
          'model', model,
          'usage', usage,
+         'cost_usd', cost_usd,
          'input_truncated', input_truncated,
          'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS})))),
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
-       model = null, usage = null, input_truncated = false, redactions = null,
+       model = null, usage = null, cost_usd = null, input_truncated = false, redactions = null,
        redaction_values = null,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])

@@ -31,6 +31,11 @@ export interface EventJson {
   usage: TokenUsage | null;
   /** How long the last successful AI call took, in milliseconds. */
   latency_ms: number | null;
+  /**
+   * What the calls of the current outcome cost in USD: the sum of those whose cost is known;
+   * null when none is.
+   */
+  cost_usd: number | null;
   /** The rendered thread key; null when the event is in no thread. */
   thread_key: string | null;
   /** Placeholders of the template and system prompt that were absent or null in the payload. */
@@ -79,6 +84,7 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     model: row.model,
     usage: row.usage,
     latency_ms: row.latency_ms,
+    cost_usd: row.cost_usd,
     thread_key: row.thread_key,
     missing: row.missing ?? [],
     input_truncated: row.input_truncated,

@@ -23,6 +23,8 @@ export interface EventRow {
   model: string | null;
   usage: TokenUsage | null;
   latency_ms: number | null;
+  /** USD, as float8 (stored as an exact numeric). */
+  cost_usd: number | null;
   thread_key: string | null;
   missing: string[] | null;
   input_truncated: boolean;
@@ -40,5 +42,5 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, thread_key, missing, input_truncated, redactions, history, change_seq,
+  model, usage, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing, input_truncated, redactions, history, change_seq,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

@@ -36,7 +36,7 @@ import { SignatureFailure } from './verify/signature-checks.js';
  * returns a refusal to record (a `rejected` event), throws one answered without a trace (405,
  * 429, 404, 408, 503), or returns nothing. Then `write` hands the event, or the refusal, to the
  * one writer, whose statement decides the rest: duplicate (200, or 422), filtered (200: the mark
- * `accept_when` left), quota (403), stored (200).
+ * `accept_when` left), quota (403), budget (403), stored (200).
  */
 export const STEPS: readonly Step[] = [
   { name: 'method', run: methodIsPost }, // 405
@@ -125,6 +125,12 @@ async function write(
         accepted: false,
         eventId: stored.eventId,
         error: hookErrors.quotaExceeded(stored.quota),
+      };
+    case 'budget_exceeded':
+      return {
+        accepted: false,
+        eventId: stored.eventId,
+        error: hookErrors.budgetExceeded(stored.budget),
       };
     case 'channel_changed':
       return CHANNEL_CHANGED;

@@ -15,6 +15,13 @@ export interface QuotaState {
   resetsAt: Date;
 }
 
+/** What a refusal for the budget names, read from the workspace row the statement locked. */
+export interface BudgetState {
+  monthlyBudgetUsd: number;
+  /** The start of the next calendar month (UTC), when the month's spend counts from 0 again. */
+  resetsAt: Date;
+}
+
 /**
  * What became of one request of a batch. `rejected`: the pipeline's refusal, recorded.
  * `filtered`: stored finished, the payload not meeting the channel's `accept_when`.
@@ -25,6 +32,7 @@ export interface QuotaState {
 export type StoredEvent =
   | { outcome: 'accepted' | 'rejected' | 'filtered'; eventId: string }
   | { outcome: 'quota_exceeded'; eventId: string; quota: QuotaState }
+  | { outcome: 'budget_exceeded'; eventId: string; budget: BudgetState }
   | { outcome: 'key_reused'; eventId: string; firstId: string }
   | { outcome: 'duplicate'; first: FirstEvent }
   | { outcome: 'channel_changed' };
@@ -38,6 +46,7 @@ export interface ResultRow {
   first_reply: string | null;
   first_error: string | null;
   chat_quota: number | null;
+  monthly_budget_usd: number | null;
   resets_at: Date | string | null;
 }
 
@@ -61,6 +70,13 @@ export function storedEvent(row: ResultRow): StoredEvent {
     case 'quota_exceeded': {
       const quota = { chatQuota: row.chat_quota ?? 0, resetsAt: new Date(row.resets_at ?? 0) };
       return { outcome, eventId: row.id as string, quota };
+    }
+    case 'budget_exceeded': {
+      const budget = {
+        monthlyBudgetUsd: row.monthly_budget_usd ?? 0,
+        resetsAt: new Date(row.resets_at ?? 0),
+      };
+      return { outcome, eventId: row.id as string, budget };
     }
     default:
       return { outcome, eventId: row.id as string };

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
+import { BUDGET_RESETS_AT, overBudget } from '../spend/budget-sql.js';
 import {
   batchParameters,
   P,
@@ -24,7 +25,7 @@ export type KeyCheck = 'looked-up' | 'on-insert';
  * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
  * that commits on its own by its deadline or not at all. It decides, in the order senders rely on,
  * what the pipeline leaves to it: duplicate (200, or 422 for another body), filtered (200, the
- * pipeline's mark), quota (403), stored (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
+ * pipeline's mark), quota (403), budget (403), stored (200). Built once per KeyCheck: a new string per call would be flattened and compared again by
  * the driver.
  */
 const storeEventBatchStatement = (keys: KeyCheck) => `
@@ -87,11 +88,14 @@ with
   }
   ),
   -- The workspace rows are locked in id order, so concurrent batches cannot deadlock; the room
-  -- is read from the locked rows, so no instance accepts past the quota.
+  -- and the budget are read from the locked rows, so no instance accepts past the quota, nor
+  -- while the month's spend has reached the budget.
   room as (
     select id, chat_quota,
            chat_quota - (case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end)
-             as room
+             as room,
+           ${overBudget('workspaces')} as over_budget,
+           monthly_budget_usd::float8 as monthly_budget_usd
     from workspaces
     where id in (select workspace_id from channel_checked
                  where refusal is null and not channel_changed and filtered_by is null)
@@ -99,10 +103,10 @@ with
     for update
   ),
   -- Duplicates before the quota: they use none of it; then what accept_when filtered (stored,
-  -- using none either). A repeat (or another body under the key)
+  -- using none either); the budget after the quota. A repeat (or another body under the key)
   -- of an earlier request of the batch waits for that request's verdict, below.
   verdicts as (
-    select channel_checked.*, room.chat_quota,
+    select channel_checked.*, room.chat_quota, room.monthly_budget_usd,
            key_holders.id as holder_id, key_holders.open as holder_open,
            key_holders.status as holder_status, key_holders.reply as holder_reply,
            key_holders.error as holder_error,
@@ -120,9 +124,10 @@ with
                                        and key_holders.open is not true and key_use is null
                                        and filtered_by is null
                                      order by channel_checked.position)
-                  <= coalesce(room.room, 0)
-               then 'accepted'
-             else 'quota_exceeded'
+                  > coalesce(room.room, 0)
+               then 'quota_exceeded'
+             when room.over_budget then 'budget_exceeded'
+             else 'accepted'
            end as verdict
     from channel_checked
     left join key_holders on key_holders.channel_id = channel_checked.channel_id
@@ -149,7 +154,8 @@ with
   -- Ids are drawn per request, so results come back in the batch's order, not the insert's.
   numbered as (
     select outcomes.*,
-           case when outcome in ('accepted', 'rejected', 'quota_exceeded', 'key_reused', 'filtered')
+           case when outcome in ('accepted', 'rejected', 'quota_exceeded', 'budget_exceeded',
+                                 'key_reused', 'filtered')
              then nextval('events_id_seq'::regclass) end as id
     from outcomes
   ),
@@ -226,9 +232,9 @@ select numbered.id, numbered.outcome,
             else 'pending' end as first_status,
        case when numbered.verdict = 'duplicate' then numbered.holder_reply end as first_reply,
        case when numbered.verdict = 'duplicate' then numbered.holder_error end as first_error,
-       numbered.chat_quota,
-       case when numbered.outcome = 'quota_exceeded'
-         then ${CURRENT_MONTH_START} + interval '1 month' end as resets_at
+       numbered.chat_quota, numbered.monthly_budget_usd,
+       case when numbered.outcome in ('quota_exceeded', 'budget_exceeded')
+         then ${BUDGET_RESETS_AT} end as resets_at
 from numbered
 left join numbered first_of_key on first_of_key.position = numbered.first_position
 order by numbered.position`;

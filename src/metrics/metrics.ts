@@ -63,6 +63,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly aiCost = new Counter({
+    name: 'hookprompt_ai_cost_usd_total',
+    help: 'What AI calls cost in USD (calls of known price only), by provider and model.',
+    labelNames: ['provider', 'model'] as const,
+    registers: [this.registry],
+  });
+
   /**
    * A webhook's 200 waits for its batch's write: one statement that ends with the commit's disk
    * flush. Slow writes here, with nothing slow in the process, are the database's or its disk's.

@@ -53,6 +53,8 @@ const REFUSALS: Record<string, string> = {
     'Refused: the channel is disabled (the sender got 403). Enable it in the Channels editor.',
   quota_exceeded:
     "Refused: the workspace has used this month's chat quota (the sender got 403). Raise the quota or reset usage on the Workspace page.",
+  budget_exceeded:
+    "Refused: the workspace has spent this month's AI budget (the sender got 403). Raise the budget on the Workspace page.",
   invalid_json: 'Refused: the body is not valid JSON (the sender got 400).',
   payload_not_object:
     'Refused: the body is JSON but not an object; send an object such as {"order": {"id": 1}} (the sender got 400).',
@@ -90,9 +92,21 @@ export function byteSize(count: number): string {
   return `${(count / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/**
+ * `$0.0042`, `$12.50`: an amount in USD to the cent, and smaller amounts to two significant
+ * digits (a single call often costs a fraction of a cent); `—` when unknown.
+ */
+export function usd(amount: number | null | undefined): string {
+  if (amount === null || amount === undefined) return '—';
+  if (amount === 0) return '$0';
+  if (amount >= 0.01) return `$${amount.toFixed(2)}`;
+  return `$${amount.toPrecision(2)}`;
+}
+
 export const fmt = {
   utcTime,
   byteSize,
+  usd,
   ago,
   refusal,
   statusLabel: (s: string) => STATUS_LABELS[s] ?? s,

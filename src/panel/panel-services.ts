@@ -14,6 +14,7 @@ import type { IngestService } from '../hooks/ingest-service.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../platform/redis.js';
+import type { SpendService } from '../spend/spend-service.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
@@ -42,6 +43,8 @@ export interface PanelServices {
   deliveries: DeliveriesService;
   /** Tokens and events per day, for the Workspace page's chart. */
   usage: UsageService;
+  /** What AI calls cost per day, for the same chart. */
+  spend: SpendService;
   /** Brain Logs replay, one event or a filter's worth. */
   eventsReplay: EventsReplay;
   /** Brain Logs live tail. */

@@ -13,7 +13,14 @@ const workspaceName = z
   .min(1, 'must not be empty')
   .max(200, 'must be at most 200 characters');
 
-/** `/workspace`: quota, usage and API keys of the current workspace; switching workspaces. */
+/** What the Workspace page's settings form holds, as typed. */
+interface WorkspaceForm {
+  name: string;
+  chat_quota: string;
+  monthly_budget_usd: string;
+}
+
+/** `/workspace`: quota, budget, usage and API keys of the current workspace; switching workspaces. */
 export function workspacePages(ctx: PanelServices): Router {
   const router = Router();
   router.use((_req, res, next) => {
@@ -24,7 +31,7 @@ export function workspacePages(ctx: PanelServices): Router {
   const show = async (
     res: Response,
     status = 200,
-    form?: { name: string; chat_quota: string },
+    form?: WorkspaceForm,
     errors: FieldErrors = {},
   ) => {
     const ws = workspaceId(res);
@@ -35,13 +42,26 @@ export function workspacePages(ctx: PanelServices): Router {
       ctx.invitations.members(ws),
       ctx.invitations.pending(ws),
     ]);
+    // The chart's days, with what their AI calls cost (trials included).
+    const spend = await ctx.spend.report(ws, {
+      from: new Date(usage.from),
+      to: new Date(usage.to),
+    });
+    const costByDay = new Map(spend.by_day.map((day) => [day.day, day.cost_usd ?? 0]));
     res.status(status).render('workspace/show', {
       title: 'Workspace',
       ws: workspace,
-      form: form ?? { name: workspace.name, chat_quota: String(workspace.chat_quota) },
+      form: form ?? {
+        name: workspace.name,
+        chat_quota: String(workspace.chat_quota),
+        monthly_budget_usd:
+          workspace.monthly_budget_usd === null ? '' : String(workspace.monthly_budget_usd),
+      },
       errors,
       apiKeys,
       usage,
+      costByDay,
+      spendTotal: spend.total_usd,
       members,
       invitations,
       usedShare:
@@ -72,13 +92,18 @@ export function workspacePages(ctx: PanelServices): Router {
   });
 
   router.post('/', async (req, res) => {
-    const form = {
+    const form: WorkspaceForm = {
       name: formField(req.body, 'name'),
       chat_quota: formField(req.body, 'chat_quota').trim(),
+      monthly_budget_usd: formField(req.body, 'monthly_budget_usd').trim(),
     };
+    const budget = form.monthly_budget_usd;
     const parsed = workspacePatchSchema.safeParse({
       name: form.name,
       chat_quota: /^\d+$/.test(form.chat_quota) ? Number(form.chat_quota) : form.chat_quota,
+      // Empty: no budget.
+      monthly_budget_usd:
+        budget === '' ? null : /^\d+(\.\d+)?$/.test(budget) ? Number(budget) : budget,
     });
     if (!parsed.success) return show(res, 400, form, fieldErrors(parsed.error));
     await ctx.workspaces.update(workspaceId(res), parsed.data);

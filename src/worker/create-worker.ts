@@ -3,6 +3,8 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { PricesService } from '../prices/prices-service.js';
+import type { SpendLedger } from '../spend/spend-ledger.js';
 import { shutdownBudget } from '../platform/shutdown.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
@@ -11,6 +13,8 @@ export interface WorkerDeps {
   db: Database;
   log: Logger;
   metrics: Metrics;
+  prices: PricesService;
+  spendLedger: SpendLedger;
 }
 
 /** A worker configured from the config; tests override single options (a second database, an id). */
@@ -33,6 +37,8 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
       shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
     ),
     defaultModel: config.ai.model,
+    pricesFor: (workspaceId, kind) => ctx.prices.pricesFor(workspaceId, kind),
+    recordSpend: (call) => ctx.spendLedger.recordSpend(call),
     ...overrides,
   });
 }

@@ -1,20 +1,29 @@
 import { performance } from 'node:perf_hooks';
-import { AiError, type AiProvider, type AiReply, type AiRequest } from '../ai/ai-provider.js';
+import {
+  AiError,
+  type AiProvider,
+  type AiReply,
+  type AiRequest,
+  type TokenUsage,
+} from '../ai/ai-provider.js';
 import { toAiSettings } from '../ai/ai-settings.js';
+import type { Prices } from '../ai/call-cost.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
 import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import { EventGuard } from '../guardrails/event-guard.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
+import type { SpentCall } from '../spend/spend-ledger.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import type { AiCallRecord } from './ai-call.js';
+import { spendOnCall } from './call-spend.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
 import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
-import type { Start } from './queue-start-attempt.js';
+import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableText } from './storable-text.js';
 
 export interface ProcessDeps {
@@ -36,9 +45,13 @@ export interface ProcessDeps {
    * Records that a call is about to be made (`startAttempts`, gathered with the other events of
    * its claim): the new attempt count, or undefined when the lease was lost.
    */
-  recordStarted: (start: Start) => Promise<number | undefined>;
+  recordStarted: (start: Start) => Promise<number | typeof OVER_BUDGET | undefined>;
   /** Ends the event (`finishEvents`, gathered with others that end meanwhile); false when the lease was lost. */
   recordFinished: (finish: Finish) => Promise<boolean>;
+  /** How the workspace's calls through this provider are priced (see PricesService.pricesFor). */
+  pricesFor: (workspaceId: string) => Promise<Prices>;
+  /** Records one call's spend (SpendLedger.recordSpend). */
+  recordSpend: (call: SpentCall) => Promise<void>;
 }
 
 /** What became of a claimed event; `lost` means another worker had taken it over. */
@@ -133,6 +146,7 @@ export async function processEvent(
   const { prompt } = request;
 
   const model = request.model ?? deps.defaultModel ?? null;
+  const prices = await deps.pricesFor(event.workspace_id);
   const attempts = await deps.recordStarted({
     eventId,
     prompt,
@@ -143,6 +157,13 @@ export async function processEvent(
     redactionValues: guard?.sentValues(),
   });
   if (attempts === undefined) return lost(deps, eventId);
+  if (attempts === OVER_BUDGET) {
+    log.info({ eventId }, 'event waits: its workspace has spent its AI budget for the month');
+    return 'released';
+  }
+
+  const spend = (usage: TokenUsage | null) =>
+    spendOnCall(deps.recordSpend, log, { event, prices, model, usage });
 
   const started = performance.now();
   let reply: AiReply;
@@ -150,21 +171,24 @@ export async function processEvent(
     reply = await deps.provider.complete(request, signal);
     deps.metrics.aiLatency.observe({ result: 'ok' }, (performance.now() - started) / 1000);
   } catch (error) {
-    callEnded();
     if (signal.aborted) {
+      callEnded();
       log.info({ eventId }, 'event released: shutting down');
       return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
     }
     deps.metrics.aiLatency.observe({ result: 'error' }, (performance.now() - started) / 1000);
+    await spend(null);
+    callEnded();
     // Anything but an AiError is unexpected; it may pass, and max attempts bounds the retries.
     const aiError =
       error instanceof AiError ? error : new AiError(`Unexpected error: ${messageOf(error)}`, true);
     return failedCall(deps, event, attempts, aiError, undefined, finish);
   }
+  const costUsd = await spend(reply.usage);
   callEnded();
   if (guard) reply = { ...reply, text: guard.restore(reply.text, isJsonFormat(request)) };
 
-  const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
+  const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs, costUsd };
   const problem = await replyProblem(reply.text, request.responseFormat).catch(
     (error: unknown) => `the reply could not be checked: ${messageOf(error)}`,
   );

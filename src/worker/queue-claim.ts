@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { sqlStatusList, UNFINISHED_STATUSES } from '../events/event-states.js';
+import { overBudget } from '../spend/budget-sql.js';
 
 /** An event reserved for one worker, with what it needs to be answered. */
 export interface ClaimedEvent {
@@ -17,6 +18,8 @@ export interface ClaimedEvent {
   template: string;
   /** The channel's AI settings as they are now (see `toAiSettings`). */
   ai: unknown;
+  /** The workspace has a monthly budget: each call's spend is counted before the next starts. */
+  budgeted: boolean;
 }
 
 const UNFINISHED = sqlStatusList(UNFINISHED_STATUSES);
@@ -34,6 +37,9 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
     select c.id, c.workspace_id, c.channel_id, c.due_at,
            row_number() over (partition by c.channel_id order by c.due_at, c.id) as channel_turn
     from active
+    -- A workspace that has spent its budget is passed over: its events wait as they are.
+    join channels on channels.id = active.channel_id
+    join workspaces on workspaces.id = channels.workspace_id and not ${overBudget('workspaces')}
     cross join lateral (
       select e.id, e.workspace_id, e.channel_id, e.due_at from events e
       where e.channel_id = active.channel_id
@@ -72,10 +78,12 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
     status = 'processing',
     locked_by = $1,
     locked_until = now() + $3::integer * interval '1 millisecond'
-  from next, channels
+  from next, channels, workspaces
   where events.id = next.id and channels.id = events.channel_id
+    and workspaces.id = events.workspace_id
   returning events.id, events.workspace_id, events.payload, events.attempts, events.error, events.channel_id,
-    events.thread_key, channels.template, channels.ai`;
+    events.thread_key, channels.template, channels.ai,
+    workspaces.monthly_budget_usd is not null as budgeted`;
 
 /**
  * Reserves up to `limit` due events for `workerId` until `leaseMs` from now, in one statement
@@ -114,6 +122,10 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
  *   lease.
  * - `locked_by` names the claiming worker; every later statement on the event checks it, so a
  *   worker that lost its lease to another cannot overwrite the other's result.
+ * - Budgets: the channels of a workspace whose month's spend has reached its budget offer no
+ *   events (two key lookups per channel walked), so they stay `pending`, never `failed`, and
+ *   are offered again once the budget is raised (which wakes the workers, migrations/0022) or the
+ *   month turns (the next poll).
  * - The channel's template and AI settings are read in the same statement: the reply follows
  *   them as they are when the event is processed.
  * - Planned for each call, as startAttempts, finishEvents and markDelivered (deliveries) are,

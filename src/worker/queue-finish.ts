@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { ReplyOutcomeStatus } from '../events/event-states.js';
 import { textArrayLiteral } from '../db/sql.js';
-import { callParams, type AiCallRecord } from './ai-call.js';
+import { ADD_CALL_COST, callParams, type AiCallRecord } from './ai-call.js';
 
 export type FinalOutcome = (
   | { status: 'replied'; reply: string }
@@ -9,7 +9,7 @@ export type FinalOutcome = (
   | { status: 'failed'; error: string; prompt?: string }
 ) & { status: ReplyOutcomeStatus };
 
-/** How one claimed event ends; `call` records the usage and latency of an answered call. */
+/** How one claimed event ends; `call` records the usage, latency and cost of an answered call. */
 export interface Finish {
   eventId: string;
   outcome: FinalOutcome;
@@ -41,15 +41,16 @@ export async function finishEvents(
        missing = coalesce(finished.missing::text[], events.missing),
        usage = coalesce(finished.usage::jsonb, events.usage),
        latency_ms = coalesce(finished.latency_ms, events.latency_ms),
+       cost_usd = ${ADD_CALL_COST('finished.cost_usd')},
        locked_by = null,
        locked_until = null,
        completed_at = now()
      from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                 $8::text[], $9::integer[])
-       as finished(id, status, prompt, reply, error, missing, usage, latency_ms)
+                 $8::text[], $9::integer[], $10::numeric[])
+       as finished(id, status, prompt, reply, error, missing, usage, latency_ms, cost_usd)
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
-    [workerId, ...Array.from({ length: 8 }, (_, column) => rows.map((row) => row[column]))],
+    [workerId, ...Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column]))],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );

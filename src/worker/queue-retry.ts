@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { callParams, type AiCallRecord } from './ai-call.js';
+import { ADD_CALL_COST, callParams, type AiCallRecord } from './ai-call.js';
 
 /**
  * Puts an event whose AI call failed for a passing reason back in the queue, due after an
@@ -30,6 +30,7 @@ export async function retryEvent(
        ) * interval '1 millisecond',
        usage = coalesce($6::jsonb, usage),
        latency_ms = coalesce($7, latency_ms),
+       cost_usd = ${ADD_CALL_COST('$8::numeric')},
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { textArrayLiteral } from '../db/sql.js';
+import { overBudget } from '../spend/budget-sql.js';
 
 /** An AI call about to be made for a claimed event. */
 export interface Start {
@@ -17,13 +18,59 @@ export interface Start {
   redactionValues?: Record<string, string> | null;
 }
 
+/** The statement of startAttempts, built once. */
+const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true)),
+  started as (
+    select * from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[],
+                         $8::text[], $9::text[])
+      as started(id, prompt, missing, model, input_truncated, redactions, redaction_values)
+  ),
+  over_budget as (
+    select events.id from started
+    join events on events.id = started.id
+    join workspaces on workspaces.id = events.workspace_id
+    where ${overBudget('workspaces')}
+  ),
+  held_back as (
+    update events set status = 'pending', run_at = now(), locked_by = null, locked_until = null
+    where events.id in (select id from over_budget)
+      and events.locked_by = $1 and events.status = 'processing'
+    returning events.id
+  ),
+  counted as (
+    update events set
+      attempts = events.attempts + 1,
+      prompt = started.prompt,
+      missing = started.missing::text[],
+      model = started.model,
+      input_truncated = started.input_truncated,
+      redactions = started.redactions::jsonb,
+      redaction_values = started.redaction_values::jsonb,
+      locked_until = now() + $2::integer * interval '1 millisecond'
+    from started
+    where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
+      and events.id not in (select id from over_budget)
+      and exists (select from no_flush_wait)
+    returning events.id, events.attempts
+  )
+  select id, attempts from counted
+  union all
+  select id, null from held_back`;
+
+/** An event whose workspace has spent its budget: given back as `pending`, no call made. */
+export const OVER_BUDGET = 'over_budget';
+
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
- * start together): stores each prompt (as sent), the placeholders it missed, the model it names,
- * whether its input was cut and what the guardrails redacted,
+ * start together): stores each prompt (as sent), the placeholders it missed, the model it names
+ * and whether its input was cut,
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
+ *
+ * An event whose workspace has spent its monthly budget meanwhile (it was claimed ahead, or the
+ * budget was reached since its claim) is given back as `pending`, its attempt not counted, and
+ * answered OVER_BUDGET: no new call starts past the budget, only those already under way finish.
  *
  * Counting before the call, not after, means a call cut short by a crash still counts, so an
  * event that keeps killing its worker mid-call cannot be tried forever.
@@ -41,24 +88,9 @@ export async function startAttempts(
   leaseMs: number,
   starts: readonly Start[],
   deadline?: number,
-): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ id: string; attempts: number }>(
-    `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true))
-     update events set
-       attempts = events.attempts + 1,
-       prompt = started.prompt,
-       missing = started.missing::text[],
-       model = started.model,
-       input_truncated = started.input_truncated,
-       redactions = started.redactions::jsonb,
-       redaction_values = started.redaction_values::jsonb,
-       locked_until = now() + $2::integer * interval '1 millisecond'
-     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[],
-                 $9::text[])
-       as started(id, prompt, missing, model, input_truncated, redactions, redaction_values)
-     where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
-       and exists (select from no_flush_wait)
-     returning events.id, events.attempts`,
+): Promise<Map<string, number | typeof OVER_BUDGET>> {
+  const { rows } = await db.query<{ id: string; attempts: number | null }>(
+    START_ATTEMPTS,
     [
       workerId,
       leaseMs,
@@ -73,5 +105,5 @@ export async function startAttempts(
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );
-  return new Map(rows.map((row) => [row.id, row.attempts]));
+  return new Map(rows.map((row) => [row.id, row.attempts ?? OVER_BUDGET]));
 }

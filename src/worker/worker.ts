@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AiProvider } from '../ai/ai-provider.js';
+import type { Prices } from '../ai/call-cost.js';
 import type { Database } from '../db/database.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import type { SpentCall } from '../spend/spend-ledger.js';
 import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';
 import { releaseEvent } from './queue-release.js';
-import { startAttempts, type Start } from './queue-start-attempt.js';
+import { startAttempts, type OVER_BUDGET, type Start } from './queue-start-attempt.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
 export const EVENTS_CHANNEL = 'hookprompt_events';
@@ -40,6 +42,10 @@ export interface WorkerOptions {
   workerId?: string;
   /** AI_MODEL, recorded on events of channels that name no model. */
   defaultModel?: string;
+  /** How a workspace's calls through a provider of a kind are priced (PricesService.pricesFor). */
+  pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
+  /** Records each call's spend (SpendLedger.recordSpend). */
+  recordSpend: (call: SpentCall) => Promise<void>;
 }
 
 /**
@@ -60,7 +66,7 @@ export class Worker {
     // The calls of one claim start together, and events that end while the previous finish is
     // being written are ended together: one statement and one commit for each group, instead
     // of one per event.
-    const started = new GroupCommit<Start, number | undefined>(
+    const started = new GroupCommit<Start, number | typeof OVER_BUDGET | undefined>(
       async (items, deadline) => {
         const attempts = await startAttempts(db, this.id, leaseMs, items, deadline);
         return items.map((item) => attempts.get(item.eventId));
@@ -90,6 +96,8 @@ export class Worker {
       // By the lease's end neither can be stored anyway.
       recordStarted: (item) => started.submit(item, Date.now() + leaseMs),
       recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
+      pricesFor: (workspaceId) => options.pricesFor(workspaceId, provider.name),
+      recordSpend: options.recordSpend,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short
     // ready lease), and a claim is made only once that many are wanted: a claim for each finished

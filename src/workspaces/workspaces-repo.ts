@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
+import { BUDGET_RESETS_AT, spentThisMonth } from '../spend/budget-sql.js';
 
 export interface WorkspaceRow {
   id: string;
@@ -7,13 +8,19 @@ export interface WorkspaceRow {
   chat_quota: number;
   chats_used: number;
   quota_resets_at: Date;
+  monthly_budget_usd: number | null;
+  spent_usd: number;
+  budget_resets_at: Date;
 }
 
 // Usage recorded in an earlier month counts as 0: the quota starts again when a month begins,
 // without a job having to reset anything.
 const WORKSPACE_COLUMNS = `id, name, chat_quota,
   case when quota_period_start < ${CURRENT_MONTH_START} then 0 else chats_used end as chats_used,
-  (${CURRENT_MONTH_START} + interval '1 month') as quota_resets_at`;
+  (${CURRENT_MONTH_START} + interval '1 month') as quota_resets_at,
+  monthly_budget_usd::float8 as monthly_budget_usd,
+  ${spentThisMonth('workspaces')}::float8 as spent_usd,
+  ${BUDGET_RESETS_AT} as budget_resets_at`;
 
 export async function ensureDefaultWorkspace(
   db: Queryable,
@@ -54,6 +61,8 @@ export interface WorkspaceChanges {
   name?: string;
   chatQuota?: number;
   resetUsage?: boolean;
+  /** A number sets the budget, null removes it, undefined keeps it. */
+  monthlyBudgetUsd?: number | null;
 }
 
 export async function updateWorkspace(
@@ -67,10 +76,18 @@ export async function updateWorkspace(
        chat_quota = coalesce($3, chat_quota),
        chats_used = case when $4 then 0 else chats_used end,
        quota_period_start = case when $4 then ${CURRENT_MONTH_START} else quota_period_start end,
+       monthly_budget_usd = case when $5 then $6::numeric else monthly_budget_usd end,
        updated_at = now()
      where id = $1
      returning ${WORKSPACE_COLUMNS}`,
-    [id, changes.name ?? null, changes.chatQuota ?? null, changes.resetUsage === true],
+    [
+      id,
+      changes.name ?? null,
+      changes.chatQuota ?? null,
+      changes.resetUsage === true,
+      changes.monthlyBudgetUsd !== undefined,
+      changes.monthlyBudgetUsd ?? null,
+    ],
   );
   return rows[0];
 }

@@ -4,6 +4,8 @@ export const workspacePatchSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
   chat_quota: z.number().int().min(0).max(2_000_000_000).optional(),
   chats_used: z.literal(0, { error: 'can only be set to 0 (reset usage)' }).optional(),
+  /** USD per calendar month (UTC); null removes the budget. */
+  monthly_budget_usd: z.number().min(0).max(1_000_000_000).nullable().optional(),
 });
 
 export type WorkspacePatch = z.infer<typeof workspacePatchSchema>;

@@ -9,6 +9,11 @@ export interface Workspace {
   chat_quota: number;
   chats_used: number;
   quota_resets_at: string;
+  /** Null: no budget. */
+  monthly_budget_usd: number | null;
+  /** What every AI call of the workspace cost this UTC month, trials included. */
+  spent_usd: number;
+  budget_resets_at: string;
 }
 
 export function toWorkspace(row: repo.WorkspaceRow): Workspace {
@@ -18,6 +23,9 @@ export function toWorkspace(row: repo.WorkspaceRow): Workspace {
     chat_quota: row.chat_quota,
     chats_used: row.chats_used,
     quota_resets_at: new Date(row.quota_resets_at).toISOString(),
+    monthly_budget_usd: row.monthly_budget_usd,
+    spent_usd: row.spent_usd,
+    budget_resets_at: new Date(row.budget_resets_at).toISOString(),
   };
 }
 
@@ -35,6 +43,7 @@ export class WorkspacesService {
       name: patch.name,
       chatQuota: patch.chat_quota,
       resetUsage: patch.chats_used === 0,
+      monthlyBudgetUsd: patch.monthly_budget_usd,
     });
     if (!row) throw notFound('This workspace');
     return toWorkspace(row);

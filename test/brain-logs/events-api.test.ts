@@ -84,6 +84,7 @@ describe('GET /api/v1/events/{id}', () => {
       model: null,
       usage: null,
       latency_ms: null,
+      cost_usd: null,
       thread_key: null,
       missing: [],
       input_truncated: false,

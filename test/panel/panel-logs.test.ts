@@ -135,6 +135,27 @@ describe('Brain Logs', () => {
     expect(html).toContain("Refused: the workspace has used this month's chat quota");
   });
 
+  it("explains a refusal for a spent budget, and shows each event's cost", async () => {
+    const { id, url } = await newChannel('Costs');
+    const paid = String((await driver.sendEvent(url, { order: { id: 7 } })).body.event_id);
+    const unknown = String((await driver.sendEvent(url, { order: { id: 8 } })).body.event_id);
+    await app.ctx.db.query(
+      `update events set status = 'replied', attempts = 1, completed_at = now(),
+         cost_usd = case when id = $1 then 0.00042 end
+       where id in ($1, $2)`,
+      [paid, unknown],
+    );
+    await driver.setWorkspace({ monthly_budget_usd: 0 });
+    await driver.sendEvent(url);
+    await driver.setWorkspace({ monthly_budget_usd: null });
+    const html = unescapeHtml((await client.page(`/logs?channel=${id}`)).text);
+    expect(html).toContain("Refused: the workspace has spent this month's AI budget");
+    expect(html).toContain('data-usd="0.00042">Cost $0.00042</span>');
+    expect(html).toContain('Cost unknown');
+    const page = (await client.page(`/logs/${paid}`)).text;
+    expect(page).toContain('<dd class="event-cost" data-usd="0.00042">$0.00042</dd>');
+  });
+
   it('shows the prompt, the reply, the error and the attempts', async () => {
     const { id, url } = await newChannel('Answered');
     const replied = String((await driver.sendEvent(url, { order: { id: 5 } })).body.event_id);

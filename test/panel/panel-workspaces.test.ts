@@ -50,6 +50,35 @@ describe('the workspace page', () => {
     expect((await driver.api('get', '/workspace')).body.chat_quota).toBe(2500);
   });
 
+  it("sets and removes the AI budget, and shows the month's spend against it", async () => {
+    const set = await client.form('/workspace', {
+      name: 'Acme',
+      chat_quota: '2500',
+      monthly_budget_usd: '12.5',
+    });
+    expect(set.status).toBe(303);
+    expect((await driver.api('get', '/workspace')).body.monthly_budget_usd).toBe(12.5);
+    await app.ctx.db.query(`update workspaces set spent_usd = 3.25`);
+    const html = (await client.page('/workspace')).text;
+    expect(html).toMatch(
+      /id="spent-usd" data-usd="3.25">\$3.25<\/strong> spent of a budget of <span id="monthly-budget">\$12.50</,
+    );
+    expect(html).toContain('value="12.5"');
+
+    const refused = await client.form('/workspace', {
+      name: 'Acme',
+      chat_quota: '2500',
+      monthly_budget_usd: '-1',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('class="field-error" id="monthly_budget_usd-error"');
+
+    await client.form('/workspace', { name: 'Acme', chat_quota: '2500', monthly_budget_usd: '' });
+    expect((await driver.api('get', '/workspace')).body.monthly_budget_usd).toBeNull();
+    expect((await client.page('/workspace')).text).toContain('no budget set');
+    await app.ctx.db.query(`update workspaces set spent_usd = 0`);
+  });
+
   it('resets usage to 0', async () => {
     const id = await client.createChannel('Reset');
     await driver.sendEvent(await client.webhookUrl(id));

@@ -17,7 +17,7 @@ interface Tenant {
 
 /** What an intruder asks of one route, given the victim's ids. */
 interface RouteCase {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** As in docs/openapi.yaml. */
   route: string;
   path: (victim: Tenant) => string;
@@ -135,6 +135,42 @@ const ROUTES: RouteCase[] = [
     },
   },
   {
+    method: 'get',
+    route: '/api/v1/spend',
+    path: () => '/spend',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = (body.by_channel as { channel_id: string }[]).map((row) => row.channel_id);
+      expect(ids).toContain(caller.channelId);
+      expect(ids).not.toContain(victim.channelId);
+    },
+  },
+  {
+    method: 'get',
+    route: '/api/v1/prices',
+    path: () => '/prices',
+    status: 200,
+    check: (body, caller) =>
+      expect((body.data as { model: string }[]).map((price) => price.model)).toEqual([
+        modelOf(caller),
+      ]),
+  },
+  {
+    // The name of the victim's price makes a price of the caller's own.
+    method: 'put',
+    route: '/api/v1/prices/{model}',
+    path: (v) => `/prices/${encodeURIComponent(modelOf(v))}`,
+    body: { input_per_mtok: 9, output_per_mtok: 9 },
+    status: 200,
+  },
+  {
+    // ... which is the one removed; the victim's stays.
+    method: 'delete',
+    route: '/api/v1/prices/{model}',
+    path: (v) => `/prices/${encodeURIComponent(modelOf(v))}`,
+    status: 204,
+  },
+  {
     method: 'post',
     route: '/api/v1/events/{id}/replay',
     path: (v) => `/events/${v.eventId}/replay`,
@@ -165,6 +201,9 @@ const ROUTES: RouteCase[] = [
   },
 ];
 
+/** The model each workspace has a price of its own for. */
+const modelOf = (tenant: Tenant) => `${tenant.name} model`;
+
 let app: TestApp;
 let first: Tenant;
 let second: Tenant;
@@ -176,6 +215,10 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     template: `${name} {{x}}`,
   });
   const sent = await driver.sendEvent(channel.webhook_url, { x: `${name} payload` });
+  await driver
+    .api('put', `/prices/${encodeURIComponent(`${name} model`)}`)
+    .send({ input_per_mtok: 1, output_per_mtok: 2 })
+    .expect(200);
   return {
     name,
     workspaceId,
@@ -192,6 +235,8 @@ async function stateOf(victim: Tenant): Promise<string[]> {
     `select 'workspace ' || w::text as row from workspaces w where id = $1
      union all select 'channel ' || c::text from channels c where workspace_id = $1
      union all select 'event ' || e::text from events e where workspace_id = $1
+     union all select 'price ' || p::text from workspace_prices p where workspace_id = $1
+     union all select 'spend ' || s::text from spend s where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );
@@ -212,6 +257,19 @@ beforeAll(async () => {
     `select id from workspaces where name = 'Second'`,
   );
   second = await tenant('Second', rows[0]?.id as string, key as string);
+  // Each workspace has spent something (the events stay pending: replay finds nothing to take).
+  for (const { workspaceId, channelId, eventId } of [first, second]) {
+    await app.ctx.spendLedger.recordSpend({
+      workspaceId,
+      channelId,
+      eventId,
+      provider: 'default',
+      model: 'gpt-4o-mini',
+      promptTokens: 10,
+      completionTokens: 5,
+      costUsd: 0.000004,
+    });
+  }
 });
 afterAll(() => app.close());
 

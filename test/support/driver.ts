@@ -37,7 +37,7 @@ export class Driver {
   ) {}
 
   /** A supertest request to the management API, authorised with this driver's key. */
-  api(method: 'get' | 'post' | 'patch' | 'delete', path: string) {
+  api(method: 'get' | 'post' | 'put' | 'patch' | 'delete', path: string) {
     const agent = request(this.app.baseUrl);
     return agent[method](`/api/v1${path}`).set('Authorization', `Bearer ${this.apiKey}`);
   }

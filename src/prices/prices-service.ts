@@ -1,0 +1,65 @@
+import { FREE, type Price, type Prices } from '../ai/call-cost.js';
+import { tablePrice } from '../ai/price-table.js';
+import type { Queryable } from '../db/database.js';
+import { notFound } from '../platform/errors.js';
+import * as repo from './prices-repo.js';
+import type { PriceInput } from './prices-schemas.js';
+
+export type ModelPrice = repo.PriceRow;
+
+/**
+ * A workspace's own prices are read again after this long: a change made in another process
+ * takes effect within it (at once in the process that made it).
+ */
+export const OWN_PRICES_TTL_MS = 5_000;
+
+/**
+ * What AI calls cost, by model name: the workspace's own prices (the API's `/prices`), else the
+ * price table shipped with the service, else unknown. The echo is free.
+ */
+export class PricesService {
+  private readonly own = new Map<string, { prices: Map<string, Price>; until: number }>();
+
+  constructor(private readonly db: Queryable) {}
+
+  list(workspaceId: string): Promise<ModelPrice[]> {
+    return repo.listPrices(this.db, workspaceId);
+  }
+
+  async put(workspaceId: string, model: string, input: PriceInput): Promise<ModelPrice> {
+    const saved = await repo.upsertPrice(this.db, workspaceId, { model, ...input });
+    this.own.delete(workspaceId);
+    return saved;
+  }
+
+  async remove(workspaceId: string, model: string): Promise<void> {
+    const deleted = await repo.deletePrice(this.db, workspaceId, model);
+    this.own.delete(workspaceId);
+    if (!deleted) throw notFound(`A price of this workspace for ${JSON.stringify(model)}`);
+  }
+
+  /**
+   * The prices a workspace's calls through a provider of `kind` are costed with (see
+   * costOfCall). One query per workspace every OWN_PRICES_TTL_MS at most.
+   */
+  async pricesFor(workspaceId: string, kind: string): Promise<Prices> {
+    if (kind === 'echo') return FREE;
+    const own = await this.ownPrices(workspaceId);
+    return {
+      priceOf: (model) => (model === null ? undefined : (own.get(model) ?? tablePrice(model))),
+    };
+  }
+
+  private async ownPrices(workspaceId: string): Promise<Map<string, Price>> {
+    const now = Date.now();
+    const cached = this.own.get(workspaceId);
+    if (cached && cached.until > now) return cached.prices;
+    const rows = await repo.listPrices(this.db, workspaceId);
+    const prices = new Map(rows.map(({ model, ...price }) => [model, price]));
+    if (this.own.size >= MAX_WORKSPACES) this.own.delete(this.own.keys().next().value as string);
+    this.own.set(workspaceId, { prices, until: now + OWN_PRICES_TTL_MS });
+    return prices;
+  }
+}
+
+const MAX_WORKSPACES = 10_000;

@@ -1,0 +1,80 @@
+import type { Queryable } from '../db/database.js';
+
+export interface SpendRange {
+  workspaceId: string;
+  /** Inclusive bound on the calls' created_at. */
+  from: Date;
+  /** Exclusive bound. */
+  to: Date;
+}
+
+// Costs summed as exact decimals and handed over as float8; a bucket whose calls all have an
+// unknown cost sums to null.
+const CALLS = `count(*)::int as calls, sum(cost_usd)::float8 as cost_usd`;
+const RANGE = `workspace_id = $1 and created_at >= $2 and created_at < $3`;
+
+export interface DaySpend {
+  day: string;
+  calls: number;
+  cost_usd: number | null;
+}
+
+export interface ModelSpend {
+  provider: string;
+  model: string | null;
+  calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost_usd: number | null;
+}
+
+export interface ChannelSpend {
+  channel_id: string | null;
+  calls: number;
+  cost_usd: number | null;
+}
+
+/** Per UTC day, days without calls left out; one range of spend_workspace_created_idx. */
+export async function spendByDay(db: Queryable, range: SpendRange): Promise<DaySpend[]> {
+  const { rows } = await db.query<DaySpend>(
+    `select to_char(created_at at time zone 'UTC', 'YYYY-MM-DD') as day, ${CALLS}
+     from spend where ${RANGE} group by 1 order by 1`,
+    [range.workspaceId, range.from, range.to],
+  );
+  return rows;
+}
+
+/** Per provider and model, dearest first. */
+export async function spendByModel(db: Queryable, range: SpendRange): Promise<ModelSpend[]> {
+  const { rows } = await db.query<ModelSpend>(
+    `select provider, model, ${CALLS},
+            coalesce(sum(prompt_tokens), 0)::float8 as prompt_tokens,
+            coalesce(sum(completion_tokens), 0)::float8 as completion_tokens
+     from spend where ${RANGE}
+     group by provider, model
+     order by sum(cost_usd) desc nulls last, count(*) desc, provider, model`,
+    [range.workspaceId, range.from, range.to],
+  );
+  return rows;
+}
+
+/** Per channel (deleted ones included: their calls were paid), dearest first. */
+export async function spendByChannel(db: Queryable, range: SpendRange): Promise<ChannelSpend[]> {
+  const { rows } = await db.query<ChannelSpend>(
+    `select channel_id::text, ${CALLS}
+     from spend where ${RANGE}
+     group by channel_id
+     order by sum(cost_usd) desc nulls last, count(*) desc, channel_id`,
+    [range.workspaceId, range.from, range.to],
+  );
+  return rows;
+}
+
+/** Every known cost of the range, summed exactly. */
+export async function spendTotal(db: Queryable, range: SpendRange): Promise<number> {
+  const { rows } = await db.query<{ total_usd: number }>(
+    `select coalesce(sum(cost_usd), 0)::float8 as total_usd from spend where ${RANGE}`,
+    [range.workspaceId, range.from, range.to],
+  );
+  return rows[0]?.total_usd ?? 0;
+}
