@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { adminsRoutes } from '../auth/admins-routes.js';
+import type { InvitationsService } from '../auth/invitations-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { EventPages } from '../brain-logs/event-pages.js';
 import type { EventReader } from '../brain-logs/event-reader.js';
@@ -11,6 +13,7 @@ import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../platform/errors.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
+import { apiKeysRoutes } from '../workspaces/api-keys-routes.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
@@ -29,6 +32,7 @@ export interface ApiServices {
   usage: UsageService;
   eventsReplay: EventsReplay;
   liveStreams: LiveStreams;
+  invitations: InvitationsService;
 }
 
 /**
@@ -50,9 +54,12 @@ export function apiRouter(services: ApiServices): Router {
       pages: services.eventPages,
       replay: services.eventsReplay,
       streams: services.liveStreams,
+      deliveries: services.deliveries,
     }),
   );
   router.use(usageRoutes(services.usage));
+  router.use(apiKeysRoutes(services.apiKeys));
+  router.use(adminsRoutes(services.invitations));
   router.use(() => {
     throw notFound('This API path');
   });
