@@ -2,6 +2,7 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
 import { shutdownBudget } from '../platform/shutdown.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
@@ -11,6 +12,7 @@ export interface DeliveryWorkerDeps {
   db: Database;
   log: Logger;
   eventsStore: EventsStore;
+  metrics: Metrics;
 }
 
 /** Room for the database writes around one send before another worker may take the message. */
@@ -31,6 +33,7 @@ export function createDeliveryWorker(
     events: ctx.eventsStore,
     client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
     log: ctx.log,
+    metrics: ctx.metrics,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.workerPollIntervalMs,
     leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,
