@@ -136,7 +136,7 @@ const envSchema = z
     }
   })
   .superRefine((env, ctx) => {
-    if (env.WORKER_PORT === undefined && env.PORT === 65535) {
+    if (env.ROLE === 'worker' && env.WORKER_PORT === undefined && env.PORT === 65535) {
       ctx.addIssue({
         code: 'custom',
         path: ['WORKER_PORT'],

@@ -57,7 +57,7 @@ describe('configuration', () => {
     ],
     [{ ROLE: 'boss' }, /^ROLE /],
     [{ WORKER_PORT: '70000' }, /^WORKER_PORT must be at most 65535/],
-    [{ PORT: '65535' }, /^WORKER_PORT must be set when PORT is 65535/],
+    [{ PORT: '65535', ROLE: 'worker' }, /^WORKER_PORT must be set when PORT is 65535/],
     [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY must be at least 1/],
     [{ AI_MAX_INPUT_CHARS: '10' }, /^AI_MAX_INPUT_CHARS must be at least 100/],
     [{ ADMIN_EMAIL: 'a@b.co' }, /^ADMIN_PASSWORD must be set together/],
