@@ -1,11 +1,11 @@
 // First: V8's flags apply to what is allocated after them.
 import './platform/v8-flags.js';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createOpsApp, createRequestListener } from './app.js';
 import { ConfigError, loadConfig, type Config } from './platform/config.js';
 import { createContext } from './context.js';
-import { applyHttpLimits, CONNECTIONS_CHECK_MS } from './platform/http-limits.js';
+import { listenFirst, PortError, type HttpServer } from './platform/http-server.js';
 import { shutdownBudget, startShutdownDeadline } from './platform/shutdown.js';
 import { firstRunGuide } from './auth/first-run.js';
 import { logToStandardOutput } from './platform/log-output.js';
@@ -14,12 +14,16 @@ import { logToStandardOutput } from './platform/log-output.js';
 const LAST_LINES_MS = 1000;
 
 /**
- * Entry point: config → context → start → listen → signals. On SIGTERM/SIGINT: stop accepting,
- * let in-flight requests finish, then stop the context (worker, retention, database).
- * A ROLE=worker process serves only /healthz, /readyz and /metrics.
+ * Entry point: config → listen → context → start → serve → signals. The port is taken first,
+ * so a port in use stops start-up before anything is migrated, created or started. On
+ * SIGTERM/SIGINT: stop accepting, let in-flight requests finish, then stop the context (worker,
+ * retention, database). A ROLE=worker process listens on WORKER_PORT and serves only /healthz,
+ * /readyz and /metrics.
  */
 async function main(): Promise<void> {
   const config = readConfigOrExit();
+  const http = await listenOrExit(config);
+  const { server } = http;
   const ctx = await createContext(config);
   try {
     await ctx.start();
@@ -27,10 +31,7 @@ async function main(): Promise<void> {
     await ctx.stop().catch(() => undefined);
     throw error;
   }
-  const server = await listen(
-    config.role === 'worker' ? createOpsApp(ctx) : createRequestListener(ctx),
-    config,
-  );
+  http.serve(config.role === 'worker' ? createOpsApp(ctx) : createRequestListener(ctx));
   const { port } = server.address() as AddressInfo;
   // For a person at a terminal, not for the log: plain text, printed before the line below
   // (through the log's output, so that it never holds the process either).
@@ -92,13 +93,16 @@ function stopAccepting(server: Server, graceMs: number): Promise<void> {
   });
 }
 
-function listen(onRequest: RequestListener, config: Config): Promise<Server> {
-  const server = createServer({ connectionsCheckingInterval: CONNECTIONS_CHECK_MS }, onRequest);
-  applyHttpLimits(server, config);
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve(server));
-  });
+async function listenOrExit(config: Config): Promise<HttpServer> {
+  try {
+    return await listenFirst(config);
+  } catch (error) {
+    if (error instanceof PortError) {
+      process.stderr.write(`hookprompt: cannot start: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
 }
 
 main().catch((error: unknown) => {

@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { adminsRoutes } from '../auth/admins-routes.js';
+import type { InvitationsService } from '../auth/invitations-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { EventPages } from '../brain-logs/event-pages.js';
 import type { EventReader } from '../brain-logs/event-reader.js';
@@ -15,6 +17,7 @@ import { spendRoutes } from '../spend/spend-routes.js';
 import type { SpendService } from '../spend/spend-service.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
+import { apiKeysRoutes } from '../workspaces/api-keys-routes.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
@@ -35,6 +38,7 @@ export interface ApiServices {
   spend: SpendService;
   eventsReplay: EventsReplay;
   liveStreams: LiveStreams;
+  invitations: InvitationsService;
 }
 
 /**
@@ -56,11 +60,14 @@ export function apiRouter(services: ApiServices): Router {
       pages: services.eventPages,
       replay: services.eventsReplay,
       streams: services.liveStreams,
+      deliveries: services.deliveries,
     }),
   );
   router.use(usageRoutes(services.usage));
   router.use(pricesRoutes(services.prices));
   router.use(spendRoutes(services.spend));
+  router.use(apiKeysRoutes(services.apiKeys));
+  router.use(adminsRoutes(services.invitations));
   router.use(() => {
     throw notFound('This API path');
   });

@@ -1,7 +1,7 @@
 import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { ConfigError, loadConfig } from '../platform/config.js';
+import { emailAddress } from '../platform/email-address.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
 import { newToken } from '../platform/secrets.js';
@@ -41,9 +41,6 @@ in one transaction: a secret neither key opens is an error, named, and nothing i
 Prints how many secrets it encrypted again.
 `;
 
-// The rule browsers apply to an e-mail field: a domain without a dot (admin@localhost) is one.
-const emailAddress = z.email({ pattern: z.regexes.html5Email });
-
 type Command =
   | { kind: 'help' }
   | { kind: 'set-password'; email: string; create: boolean }
@@ -74,7 +71,7 @@ async function main(args: string[]): Promise<void> {
   if (command.kind === 'help') return void process.stdout.write(HELP);
   if (command.kind === 'rotate-secrets') return rotateSecrets();
   const { email, create } = command;
-  if (!emailAddress.safeParse(email).success) return fail(`"${email}" is not an e-mail address`);
+  if (!emailAddress().safeParse(email).success) return fail(`"${email}" is not an e-mail address`);
   const config = loadConfig();
 
   const generated = process.stdin.isTTY === true;

@@ -17,7 +17,7 @@ const STILL_OPEN = 'i.accepted_at is null and i.expires_at > now()';
 
 export async function insertInvitation(
   db: Queryable,
-  invitation: { workspaceId: string; email: string; tokenHash: string; invitedBy: string },
+  invitation: { workspaceId: string; email: string; tokenHash: string; invitedBy: string | null },
   validHours: number,
 ): Promise<InvitationRow> {
   const { rows } = await db.query<InvitationRow>(
@@ -114,6 +114,16 @@ export async function listMembers(db: Queryable, workspaceId: string): Promise<M
     [workspaceId],
   );
   return rows;
+}
+
+/** The ids of the workspace's admins, its row locked until the transaction ends. */
+export async function lockMembers(db: Queryable, workspaceId: string): Promise<string[]> {
+  await db.query(`select id from workspaces where id = $1 for update`, [workspaceId]);
+  const { rows } = await db.query<{ admin_id: string }>(
+    `select admin_id from admin_workspaces where workspace_id = $1`,
+    [workspaceId],
+  );
+  return rows.map((row) => String(row.admin_id));
 }
 
 export async function removeMembership(

@@ -1,6 +1,6 @@
 import type { Database } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
-import { newToken, sha256Hex } from '../platform/secrets.js';
+import { newToken, ROW_ID, sha256Hex } from '../platform/secrets.js';
 import * as admins from './admins-repo.js';
 import type { Admin } from './admins-service.js';
 import { hashPassword } from './passwords.js';
@@ -48,7 +48,12 @@ export class InvitationsService {
     private readonly publicBaseUrl: string,
   ) {}
 
-  async invite(workspaceId: string, invitedBy: string, email: string): Promise<InviteResult> {
+  /** `invitedBy` is the admin who invites, or null for a management API key. */
+  async invite(
+    workspaceId: string,
+    invitedBy: string | null,
+    email: string,
+  ): Promise<InviteResult> {
     const existing = await admins.findAdminByEmail(this.db, email);
     if (existing) {
       await admins.addMembership(this.db, existing.id, workspaceId);
@@ -134,5 +139,26 @@ export class InvitationsService {
         'You cannot remove yourself from a workspace; another admin of it can.',
       );
     if (!(await repo.removeMembership(this.db, workspaceId, adminId))) throw notFound('This admin');
+  }
+
+  /**
+   * Takes an admin out of the workspace for a management API key, which is nobody's self: the
+   * one rule left is that a workspace keeps an admin, who can sign in to its panel. Two removals
+   * at once are taken one after the other (the workspace row is locked), so both cannot pass.
+   */
+  async removeKeepingOne(workspaceId: string, adminId: string): Promise<void> {
+    if (!ROW_ID.test(adminId)) throw notFound('This admin');
+    await this.db.transaction(async (tx) => {
+      const members = await repo.lockMembers(tx, workspaceId);
+      if (!members.includes(adminId)) throw notFound('This admin');
+      if (members.length === 1)
+        throw new AppError(
+          409,
+          'last_admin',
+          'Last admin',
+          "This is the workspace's only admin; invite another before removing them.",
+        );
+      await repo.removeMembership(tx, workspaceId, adminId);
+    });
   }
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import type { EventPages } from './event-pages.js';
 import type { EventReader } from './event-reader.js';
 import { exportEvents, EXPORT_TYPES } from './events-export.js';
@@ -17,10 +18,17 @@ export interface EventsRoutesDeps {
   pages: EventPages;
   replay: EventsReplay;
   streams: LiveStreams;
+  deliveries: Pick<DeliveriesService, 'deliverAgain'>;
 }
 
 /** `/api/v1/events`: Brain Logs for the workspace of the API key (`res.locals.workspaceId`). */
-export function eventsRoutes({ reader, pages, replay, streams }: EventsRoutesDeps): Router {
+export function eventsRoutes({
+  reader,
+  pages,
+  replay,
+  streams,
+  deliveries,
+}: EventsRoutesDeps): Router {
   const router = Router();
 
   router.get('/events', async (req, res) => {
@@ -60,6 +68,15 @@ export function eventsRoutes({ reader, pages, replay, streams }: EventsRoutesDep
 
   router.post('/events/:id/replay', async (req, res) => {
     res.status(202).json(await replay.replayOne(res.locals.workspaceId, String(req.params.id)));
+  });
+
+  // The panel's "deliver again": the event must be the workspace's (404), its delivery failed or held (409).
+  router.post('/events/:id/redeliver', async (req, res) => {
+    const { workspaceId } = res.locals;
+    const id = String(req.params.id);
+    await reader.get(workspaceId, id);
+    await deliveries.deliverAgain(workspaceId, id);
+    res.status(202).json(await reader.get(workspaceId, id));
   });
 
   return router;

@@ -2,6 +2,7 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { shutdownBudget } from '../platform/shutdown.js';
@@ -13,6 +14,7 @@ export interface DeliveryWorkerDeps {
   log: Logger;
   eventsStore: EventsStore;
   secrets: SecretBox;
+  metrics: Metrics;
 }
 
 /** Room for the database writes around one send before another worker may take the message. */
@@ -34,6 +36,7 @@ export function createDeliveryWorker(
     secrets: ctx.secrets,
     client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
     log: ctx.log,
+    metrics: ctx.metrics,
     concurrency: config.workerConcurrency,
     pollIntervalMs: config.workerPollIntervalMs,
     leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,

@@ -78,14 +78,14 @@ export class DeliveriesService {
     }));
   }
 
-  /** "Deliver again": a failed delivery gets a fresh round of the retry schedule, due now. */
+  /** "Deliver again": a failed or held delivery gets a fresh round of the retry schedule, due now. */
   async deliverAgain(workspaceId: string, eventId: string): Promise<void> {
     if (ROW_ID.test(eventId) && (await redeliver(this.db, workspaceId, eventId))) return;
     throw new AppError(
       409,
       'delivery_not_failed',
       'Nothing to deliver again',
-      'Only an event whose reply delivery failed can be delivered again.',
+      'Only an event whose reply delivery failed, or is held while delivery is off, can be delivered again.',
     );
   }
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import {
   OutboundError,
   type OutboundClient,
@@ -15,6 +16,7 @@ import { retryDelivery } from './queue-retry.js';
 
 export interface AttemptDeps {
   db: Queryable;
+  metrics: Pick<Metrics, 'deliveries' | 'deliveryDuration'>;
   client: OutboundClient;
   log: Logger;
   workerId: string;
@@ -26,13 +28,32 @@ export interface AttemptDeps {
 /** What became of one attempt; `lost` means another worker had taken the delivery over. */
 export type AttemptOutcome = 'delivered' | 'retried' | 'failed' | 'gone' | 'released' | 'lost';
 
+/** The destination kind reply delivery is counted as in /metrics. */
+const KIND = 'webhook';
+
+/** Outcomes counted in /metrics: an attempt given back at shutdown, or recorded by another worker, is not. */
+const COUNTED: ReadonlySet<AttemptOutcome> = new Set(['delivered', 'retried', 'failed', 'gone']);
+
+/** Sends one message once and records it (see `send`), counting the outcome in /metrics. */
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  delivery: ClaimedDelivery,
+  body: string,
+  signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  const outcome = await send(deps, delivery, body, signal);
+  if (COUNTED.has(outcome)) deps.metrics.deliveries.inc({ kind: KIND, outcome });
+  return outcome;
+}
+
 /**
- * Sends one message once and records what the receiver made of it: a 2xx delivers it; a 410
+ * Sends one message once and records what the receiver made of it (its duration observed once
+ * the answer, or the error, is in): a 2xx delivers it; a 410
  * turns the channel's delivery off and the message waits; anything else (another status, a 3xx,
  * no answer in time, a reset connection) is retried on the schedule, at least as late as a
  * `Retry-After` asks; an address that may not be reached fails it at once.
  */
-export async function attemptDelivery(
+async function send(
   deps: AttemptDeps,
   delivery: ClaimedDelivery,
   body: string,
@@ -44,7 +65,11 @@ export async function attemptDelivery(
     ? [delivery.secret, delivery.previous_secret]
     : [delivery.secret];
   const started = performance.now();
-  const took = () => performance.now() - started;
+  const measured = () => {
+    const ms = performance.now() - started;
+    deps.metrics.deliveryDuration.observe({ kind: KIND }, ms / 1000);
+    return ms;
+  };
   let res: OutboundResponse;
   try {
     res = await deps.client.post(
@@ -57,36 +82,34 @@ export async function attemptDelivery(
     if (signal.aborted) {
       return (await releaseDelivery(db, deliveryId, workerId)) ? 'released' : 'lost';
     }
+    const durationMs = measured();
     if (!(error instanceof OutboundError)) throw error;
     return retry(deps, delivery, {
       status: null,
       error: error.message,
-      durationMs: took(),
+      durationMs,
       notBeforeMs: 0,
       final: !error.retryable,
     });
   }
 
+  const durationMs = measured();
   if (res.status >= 200 && res.status < 300) {
-    const recorded = await deps.recordDelivered({
-      deliveryId,
-      status: res.status,
-      durationMs: took(),
-    });
+    const recorded = await deps.recordDelivered({ deliveryId, status: res.status, durationMs });
     if (!recorded) return 'lost';
     log.info({ eventId: delivery.event_id, deliveryId, status: res.status }, 'reply delivered');
     return 'delivered';
   }
   if (res.status === 410) {
     const reason = `The reply URL answered 410 Gone on ${new Date().toISOString()}; delivery is off until an admin turns it on again.`;
-    if (!(await deliveryGone(db, deliveryId, workerId, reason, took()))) return 'lost';
+    if (!(await deliveryGone(db, deliveryId, workerId, reason, durationMs))) return 'lost';
     log.warn({ eventId: delivery.event_id, deliveryId }, 'reply URL gone; delivery turned off');
     return 'gone';
   }
   return retry(deps, delivery, {
     status: res.status,
     error: describeAnswer(res),
-    durationMs: took(),
+    durationMs,
     notBeforeMs: res.retryAfterMs,
     final: false,
   });

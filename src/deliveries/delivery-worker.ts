@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -34,6 +35,7 @@ export interface DeliveryWorkerOptions {
   /** Opens the channels' reply secrets the messages are signed with. */
   secrets: SecretBox;
   log: Logger;
+  metrics: Metrics;
   /** Most messages in flight at once. */
   concurrency: number;
   pollIntervalMs: number;
@@ -67,6 +69,7 @@ export class DeliveryWorker {
     );
     this.deps = {
       db,
+      metrics: options.metrics,
       client: options.client,
       log: options.log,
       workerId: this.id,

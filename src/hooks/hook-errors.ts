@@ -52,12 +52,14 @@ export const hookErrors = {
         'Retry-After': String(retryAfterSeconds),
       },
     ),
+  /** curl's `-d` and `--data-binary` send a form's media type unless told otherwise. */
   unsupportedMediaType: (contentType: string) =>
     new AppError(
       415,
       'unsupported_media_type',
       'Unsupported media type',
-      `The body must be JSON (Content-Type: application/json), not ${contentType}.`,
+      `The body must be JSON (Content-Type: application/json), not ${contentType || 'that'} ` +
+        `(with curl: -H 'Content-Type: application/json' --data-binary @event.json).`,
     ),
   /** GitHub's default delivery: form-encoded with the JSON in a `payload` field. */
   formPayload: () =>
@@ -71,6 +73,14 @@ export const hookErrors = {
     ),
   invalidJson: (reason: string) =>
     new AppError(400, 'invalid_json', 'Invalid JSON', `The body is not valid JSON: ${reason}`),
+  emptyBody: () =>
+    new AppError(
+      400,
+      'invalid_json',
+      'Invalid JSON',
+      'The body is empty: send a JSON object, such as {"order": {"id": 1}}, ' +
+        'with the header Content-Type: application/json.',
+    ),
   payloadNotObject: () =>
     new AppError(
       400,
@@ -78,12 +88,16 @@ export const hookErrors = {
       'Payload is not an object',
       'The body must be a JSON object, such as {"order": {"id": 1}}.',
     ),
-  payloadTooLarge: (limitBytes: number) =>
+  /** For a compressed body the limit applies to its size once decoded, which the sender may not expect. */
+  payloadTooLarge: (limitBytes: number, encoding?: string) =>
     new AppError(
       413,
       'payload_too_large',
       'Payload too large',
-      `The body is larger than the limit of ${limitBytes} bytes.`,
+      encoding === undefined
+        ? `The body is larger than the limit of ${limitBytes} bytes (BODY_LIMIT).`
+        : `The body, once decoded from its Content-Encoding (${encoding}), is larger than the ` +
+            `limit of ${limitBytes} bytes (BODY_LIMIT): the limit applies to the size after decoding.`,
     ),
   requestTimeout: () =>
     new AppError(

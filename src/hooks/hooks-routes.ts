@@ -57,8 +57,9 @@ export function hooksRouter(
   const fetchAnswer: HookHandler = async (req, res) => {
     const wait = requestedWait(req, syncWaitMaxS);
     if (wait instanceof AppError) throw wait;
-    const answer = await answers.inChannel(res.locals.channel.id, req.params.eventId, wait);
+    const answer = await answers.inChannel(res.locals.channel.id, req.params.eventId, wait.ms);
     if (!answer) throw hookErrors.eventNotFound();
+    if (wait.preferenceApplied) res.set('Preference-Applied', wait.preferenceApplied);
     res.status(200).json(answer);
   };
 

@@ -195,7 +195,8 @@ function checkWait(intake: Intake, parts: IntakeParts): Refusal | void {
     parts.syncWaitMaxS,
   );
   if (wait instanceof AppError) return asReceived(intake, wait);
-  intake.waitMs = wait;
+  intake.waitMs = wait.ms;
+  intake.preferenceApplied = wait.preferenceApplied;
 }
 
 function checkEnabled(intake: Intake): Refusal | void {
@@ -244,7 +245,7 @@ async function decodeWith(
   switch (decoded.problem) {
     case 'too_large':
       // Decoding stopped past the limit: what was decoded is only the start of the body.
-      return refused(hookErrors.payloadTooLarge(bodyLimitBytes), decoded.head, Infinity);
+      return refused(hookErrors.payloadTooLarge(bodyLimitBytes, encoding), decoded.head, Infinity);
     case 'unsupported':
       return refused(hookErrors.unsupportedEncoding(decoded.encoding), raw);
     case 'too_many':
@@ -296,9 +297,15 @@ function checkJson(intake: Intake): Refusal | void {
     }
     intake.text = text;
   } catch (error) {
+    if (isBlank(body)) return refused(hookErrors.emptyBody(), body);
     const reason = error instanceof InvalidJsonError ? error.message : 'it is not valid UTF-8 text';
     return refused(hookErrors.invalidJson(reason), body);
   }
+}
+
+/** No bytes, or only JSON's white space: the parser's "end of input" would say little. */
+function isBlank(body: Buffer): boolean {
+  return body.every((byte) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d);
 }
 
 function checkObject(intake: Intake): Refusal | void {

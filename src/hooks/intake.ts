@@ -70,6 +70,8 @@ export class Intake {
   storeBy!: number;
   /** How long the sender waits for the reply, in milliseconds (0: not at all). */
   waitMs = 0;
+  /** The `Preference-Applied` of the answer, when the wait came from `Prefer: wait=N`. */
+  preferenceApplied: string | undefined = undefined;
   /** Set by `size`, decoded by `encoding`: the body as the sender wrote it. */
   body!: Buffer;
   /** Set by `JSON`: the body as text, kept byte for byte. */

@@ -45,7 +45,9 @@ export class WebhookReceiver {
       const outcome = await this.parts.ingest.receive(intake);
       (res as WithEventId)[EVENT_ID] = outcome.eventId;
       if (!outcome.accepted) throw outcome.error;
-      sendAnswer(res, await this.answer(outcome, intake.waitMs));
+      const answer = await this.answer(outcome, intake.waitMs);
+      if (intake.preferenceApplied) res.setHeader('Preference-Applied', intake.preferenceApplied);
+      sendAnswer(res, answer);
     } catch (error) {
       const problem = reportedError(this.refused(error), this.parts.log);
       if (!res.headersSent) sendProblem(res, problem);

@@ -71,6 +71,26 @@ export class Metrics {
   });
 
   /**
+   * Each attempt to deliver a message, by the kind of destination (`webhook`: reply delivery) and
+   * what came of it: `delivered`, `retried` (tried again later), `failed` (given up), `gone` (a
+   * 410 turned the channel's delivery off).
+   */
+  readonly deliveries = new Counter({
+    name: 'hookprompt_deliveries_total',
+    help: 'Delivery attempts, by destination kind and outcome (delivered, retried, failed, gone).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveryDuration = new Histogram({
+    name: 'hookprompt_delivery_duration_seconds',
+    help: 'Duration of delivery attempts, from the connection to the end of the answer, by destination kind.',
+    labelNames: ['kind'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60],
+    registers: [this.registry],
+  });
+
+  /**
    * A webhook's 200 waits for its batch's write: one statement that ends with the commit's disk
    * flush. Slow writes here, with nothing slow in the process, are the database's or its disk's.
    */

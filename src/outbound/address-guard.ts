@@ -31,11 +31,15 @@ export class AddressRefusedError extends Error {
   readonly code = 'EADDRREFUSED_PRIVATE';
 }
 
+/** A receiver on the same machine or network is the usual reason: the message says how to allow it. */
+const ALLOW_HINT =
+  'refused unless the server is started with DELIVERY_ALLOW_PRIVATE=true (needed for a receiver on the same machine or private network)';
+
 const refusal = (host: string, address: string) =>
   new AddressRefusedError(
     host === address
-      ? `${address} is a loopback, private, link-local or otherwise non-public address`
-      : `${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address`,
+      ? `${address} is a loopback, private, link-local or otherwise non-public address: ${ALLOW_HINT}`
+      : `${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address: ${ALLOW_HINT}`,
   );
 
 /**

@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import { emailAddress } from '../platform/email-address.js';
 import type { PanelServices } from './panel-services.js';
 import { pathId } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
 
-const email = z.email('must be an e-mail address such as ada@example.com').max(320);
+const email = emailAddress('must be an e-mail address such as ada@example.com').max(320);
 
 /**
  * `/workspace/admins`: who else may open the current workspace. An admin adds another by e-mail;

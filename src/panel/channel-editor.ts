@@ -6,6 +6,7 @@ import { acceptWhenText, parseAcceptWhenText } from './accept-when-form.js';
 import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-form.js';
 import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
+import { aboutSpan } from './format.js';
 import { formField, workspaceId } from './panel-auth.js';
 import { SCHEME_CHOICES, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
@@ -76,6 +77,7 @@ export function channelEditor(ctx: PanelServices) {
         fetchUrl: `${channel.webhook_url}/events/{event_id}`,
         secret: replySecret,
         lastDelivery,
+        retries: retriesOf(ctx.config.delivery.retryScheduleMs),
       },
       senderForm: extras.senderForm ?? senderFormOf(channel),
       schemeChoices: SCHEME_CHOICES,
@@ -164,4 +166,10 @@ export function curlLine(url: string, samplePayload: string): string {
   const compact = toJsonText(parsePayload(samplePayload));
   const quote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
   return `curl -X POST ${quote(url)} -H 'Content-Type: application/json' -d ${quote(compact)}`;
+}
+
+/** How long and how often a failed delivery is tried again, as DELIVERY_RETRY_SCHEDULE says. */
+function retriesOf(scheduleMs: readonly number[]): { during: string; attempts: number } {
+  const total = scheduleMs.reduce((sum, wait) => sum + wait, 0);
+  return { during: aboutSpan(total), attempts: scheduleMs.length + 1 };
 }

@@ -27,6 +27,23 @@ export function ago(value: string | Date | null | undefined, now = new Date()): 
   return `${Math.round(hours / 24)} days ago`;
 }
 
+const SPANS: [string, string, number][] = [
+  ['a day', 'days', 86_400_000],
+  ['an hour', 'hours', 3_600_000],
+  ['a minute', 'minutes', 60_000],
+  ['a second', 'seconds', 1000],
+];
+
+/** "about a day", "about 6 hours": a length of time in round words, for texts that follow a setting. */
+export function aboutSpan(ms: number): string {
+  for (const [one, many, size] of SPANS) {
+    if (ms < size) continue;
+    const count = Math.round(ms / size);
+    return `about ${count === 1 ? one : `${count} ${many}`}`;
+  }
+  return 'less than a second';
+}
+
 export const STATUS_LABELS: Record<string, string> = {
   pending: 'Pending',
   processing: 'Processing',
@@ -59,9 +76,9 @@ const REFUSALS: Record<string, string> = {
   payload_not_object:
     'Refused: the body is JSON but not an object; send an object such as {"order": {"id": 1}} (the sender got 400).',
   unsupported_media_type:
-    'Refused: the body was not sent as JSON; send it with Content-Type: application/json (the sender got 415).',
+    "Refused: the body was not sent as JSON; send it with Content-Type: application/json (the sender got 415; with curl: -H 'Content-Type: application/json').",
   payload_too_large:
-    'Refused: the body is larger than the size limit (the sender got 413). Only its first 64 KB is kept here.',
+    'Refused: the body is larger than the size limit, BODY_LIMIT (the sender got 413); a compressed body counts at its decoded size. Only its first 64 KB is kept here.',
   invalid_wait:
     'Refused: ?wait= was not a positive whole number of seconds, such as ?wait=10 (the sender got 400).',
   sender_not_allowed:

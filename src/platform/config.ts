@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import bytes from 'bytes';
 import { z } from 'zod';
+import { emailAddress } from './email-address.js';
 import './validation-messages.js';
 
 /** A configuration value that cannot be used; start-up stops with `message` as its one line. */
@@ -75,6 +76,7 @@ const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true
 const envSchema = z
   .object({
     PORT: integer(0, 65535).default(3000),
+    WORKER_PORT: integer(0, 65535).optional(),
     HOST: z.string().trim().min(1).default('127.0.0.1'),
     PUBLIC_BASE_URL: httpUrl.optional(),
     DATABASE_URL: optionalText.pipe(
@@ -95,7 +97,7 @@ const envSchema = z
     ),
     SECRETS_KEY: secretsKey,
     SECRETS_KEY_PREVIOUS: secretsKey,
-    ADMIN_EMAIL: optionalText.pipe(z.email('must be an e-mail address').optional()),
+    ADMIN_EMAIL: optionalText.pipe(emailAddress('must be an e-mail address').optional()),
     ADMIN_PASSWORD: optionalText.pipe(
       z.string().min(8, 'must be at least 8 characters long').optional(),
     ),
@@ -163,6 +165,15 @@ const envSchema = z
     }
   })
   .superRefine((env, ctx) => {
+    if (env.ROLE === 'worker' && env.WORKER_PORT === undefined && env.PORT === 65535) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WORKER_PORT'],
+        message: 'must be set when PORT is 65535 (its default is PORT + 1)',
+      });
+    }
+  })
+  .superRefine((env, ctx) => {
     if (Boolean(env.ADMIN_EMAIL) !== Boolean(env.ADMIN_PASSWORD)) {
       const missing = env.ADMIN_EMAIL ? 'ADMIN_PASSWORD' : 'ADMIN_EMAIL';
       ctx.addIssue({
@@ -180,6 +191,8 @@ const envSchema = z
  */
 const configSchema = envSchema.transform((e) => ({
   port: e.PORT,
+  /** Where a `ROLE=worker` process listens, so that it runs beside a web one on one `.env`. */
+  workerPort: e.WORKER_PORT ?? (e.PORT === 0 ? 0 : e.PORT + 1),
   host: e.HOST,
   publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
   /** A PostgreSQL URL, `memory://`, or undefined for the embedded database in `dataDir`. */
@@ -255,6 +268,16 @@ const configSchema = envSchema.transform((e) => ({
 
 export type Config = DeepReadonly<z.output<typeof configSchema>>;
 export type Role = Config['role'];
+
+/** The port this process listens on, and the variable that sets it (for messages). */
+export function listeningPort(config: Pick<Config, 'role' | 'port' | 'workerPort'>): {
+  port: number;
+  variable: 'PORT' | 'WORKER_PORT';
+} {
+  return config.role === 'worker'
+    ? { port: config.workerPort, variable: 'WORKER_PORT' }
+    : { port: config.port, variable: 'PORT' };
+}
 
 type DeepReadonly<T> = { readonly [K in keyof T]: T[K] extends object ? DeepReadonly<T[K]> : T[K] };
 

@@ -9,3 +9,8 @@ export const workspacePatchSchema = z.strictObject({
 });
 
 export type WorkspacePatch = z.infer<typeof workspacePatchSchema>;
+
+/** `POST /api/v1/api-keys`: a name that tells the key apart in lists (the key is shown once). */
+export const apiKeyCreateSchema = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+});

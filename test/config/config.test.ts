@@ -37,6 +37,22 @@ describe('configuration', () => {
     expect(parseConfig({ BODY_LIMIT: '512kb' }).bodyLimitBytes).toBe(512 * 1024);
   });
 
+  it('puts a worker on PORT + 1 unless WORKER_PORT says otherwise', () => {
+    expect(parseConfig({}).workerPort).toBe(3001);
+    expect(parseConfig({ PORT: '8080' }).workerPort).toBe(8081);
+    expect(parseConfig({ PORT: '8080', WORKER_PORT: '9100' }).workerPort).toBe(9100);
+    // PORT=0 picks any free port, and so does the worker
+    expect(parseConfig({ PORT: '0' }).workerPort).toBe(0);
+  });
+
+  it('takes an ADMIN_EMAIL whose domain has no dot', () => {
+    const config = parseConfig({ ADMIN_EMAIL: 'admin@localhost', ADMIN_PASSWORD: 'long enough' });
+    expect(config.admin?.email).toBe('admin@localhost');
+    expect(() => parseConfig({ ADMIN_EMAIL: 'admin', ADMIN_PASSWORD: 'long enough' })).toThrow(
+      /^ADMIN_EMAIL must be an e-mail address \(got "admin"\)$/,
+    );
+  });
+
   it.each([
     [{ PORT: 'abc' }, /^PORT must be a whole number/],
     [{ PORT: '70000' }, /^PORT must be at most 65535/],
@@ -50,6 +66,8 @@ describe('configuration', () => {
       /^AI_BASE_URL is required when AI_PROVIDER=openai; AI_MODEL is required when AI_PROVIDER=openai$/,
     ],
     [{ ROLE: 'boss' }, /^ROLE /],
+    [{ WORKER_PORT: '70000' }, /^WORKER_PORT must be at most 65535/],
+    [{ PORT: '65535', ROLE: 'worker' }, /^WORKER_PORT must be set when PORT is 65535/],
     [{ STREAMS_PER_KEY: '0' }, /^STREAMS_PER_KEY must be at least 1/],
     [{ AI_MAX_INPUT_CHARS: '10' }, /^AI_MAX_INPUT_CHARS must be at least 100/],
     [{ ADMIN_EMAIL: 'a@b.co' }, /^ADMIN_PASSWORD must be set together/],

@@ -127,6 +127,43 @@ const corpus: [string, string | Uint8Array, string | null, number, string | unde
   ['vendor +json type', '{"a":1}', 'application/cloudevents+json; charset=utf-8', 200, undefined],
 ];
 
+describe('the detail of a refusal', () => {
+  it("gives curl's header for a body sent as a form (curl --data-binary @file)", async () => {
+    const res = await driver.sendEvent(channel.webhook_url, '{"order":{"id":1}}', {
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body.code).toBe('unsupported_media_type');
+    expect(res.body.detail).toBe(
+      'The body must be JSON (Content-Type: application/json), not ' +
+        "application/x-www-form-urlencoded (with curl: -H 'Content-Type: application/json' " +
+        '--data-binary @event.json).',
+    );
+  });
+
+  it.each([
+    ['no body at all', '', null],
+    ['white space only', ' \r\n\t', 'application/json'],
+  ])('says an empty body is empty (%s)', async (_what, body, contentType) => {
+    const res = await driver.sendEvent(channel.webhook_url, body, { contentType });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('invalid_json');
+    expect(res.body.detail).toMatch(/^The body is empty: send a JSON object/);
+    expect(res.body.detail).not.toMatch(/end of input/);
+  });
+
+  it('names BODY_LIMIT in a 413', async () => {
+    const res = await driver.sendEvent(
+      channel.webhook_url,
+      JSON.stringify({ a: 'x'.repeat(LIMIT) }),
+    );
+    expect(res.status).toBe(413);
+    expect(res.body.detail).toBe(
+      `The body is larger than the limit of ${LIMIT} bytes (BODY_LIMIT).`,
+    );
+  });
+});
+
 describe("a form body with a payload field (GitHub's default)", () => {
   it('answers 415 with a detail naming the fix, and keeps the refusal in Brain Logs', async () => {
     const json = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });

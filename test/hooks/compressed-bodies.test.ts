@@ -41,6 +41,11 @@ describe('Content-Encoding', () => {
     });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe('payload_too_large');
+    // the sender sent far less than the limit: the answer says what was measured
+    expect(res.body.detail).toBe(
+      'The body, once decoded from its Content-Encoding (gzip), is larger than the limit of ' +
+        '1048576 bytes (BODY_LIMIT): the limit applies to the size after decoding.',
+    );
     // recorded as rejected, keeping only the head of the decoded body
     const rejected = (await driver.eventsOf(channel.id)).at(-1);
     expect(rejected?.error).toBe('payload_too_large');

@@ -132,4 +132,10 @@ describe('adding an admin to a workspace', () => {
       'The e-mail address must be an e-mail address',
     );
   });
+
+  it('invites an address whose domain has no dot (ops@localhost)', async () => {
+    const res = await owner.form('/workspace/admins', { email: 'ops@localhost' });
+    expect(res.status).toBe(201);
+    expect(invitationLink(res.text)).toMatch(/\/invitations\//);
+  });
 });

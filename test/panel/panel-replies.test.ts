@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { aboutSpan } from '../../src/panel/format.js';
+import { parseConfig } from '../../src/platform/config.js';
 import { Driver } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
 import { ReplyReceiver } from '../support/reply-receiver.js';
@@ -39,6 +41,22 @@ describe('Where replies go, in the channel editor', () => {
     expect(secret).toMatch(/^whsec_/);
     expect((await driver.api('get', `/channels/${id}/reply-secret`)).body.secret).toBe(secret);
     expect(html).toContain('Nothing delivered yet.');
+    // DELIVERY_RETRY_SCHEDULE=10ms here: one retry, soon
+    expect(html).toContain(
+      'Failed deliveries are retried for less than a second (up to 2 attempts in all).',
+    );
+  });
+
+  it('words the retry time as DELIVERY_RETRY_SCHEDULE sets it', () => {
+    const schedule = (value: string) =>
+      parseConfig({ DELIVERY_RETRY_SCHEDULE: value }).delivery.retryScheduleMs.reduce(
+        (sum, wait) => sum + wait,
+        0,
+      );
+    expect(aboutSpan(schedule('5s,5m,30m,2h,5h,10h,10h'))).toBe('about a day');
+    expect(aboutSpan(schedule('1m,1h,5h'))).toBe('about 6 hours');
+    expect(aboutSpan(schedule('1d,1d,1d'))).toBe('about 3 days');
+    expect(aboutSpan(schedule('30s,30s'))).toBe('about a minute');
   });
 
   it('saves the reply URL, refuses a bad one, turns delivery off and on, rotates the secret', async () => {

@@ -356,6 +356,8 @@ describe('with DELIVERY_ALLOW_PRIVATE off', () => {
     const event = await eventOf(eventId);
     expect(event.delivery).toMatchObject({ status: 'failed', attempts: 1, last_status: null });
     expect(event.delivery?.last_error).toMatch(/localhost resolves to (127\.0\.0\.1|::1)/);
+    // what Brain Logs shows says how to allow a receiver on the same machine
+    expect(event.delivery?.last_error).toContain('DELIVERY_ALLOW_PRIVATE=true');
     expect(receiver.messages).toHaveLength(0);
   });
 });

@@ -87,6 +87,20 @@ describe('the webhook answer', () => {
       post(channel.webhook_url, { order: { id: 3 } }, { prefer: 'respond-async, wait=3' }),
     );
     expect(res.body).toMatchObject({ status: 'replied', reply: fakeReplyTo('Order 3') });
+    expect(res.headers.get('preference-applied')).toBe('wait=3');
+  });
+
+  it('says with Preference-Applied how long it honoured Prefer: wait, after clamping', async () => {
+    const quiet = await driver.createChannel();
+    const clamped = await post(quiet.webhook_url, { order: { id: 8 } }, { prefer: 'wait=600' });
+    expect(clamped.body).toEqual({ status: 'received', event_id: expect.any(String) });
+    expect(clamped.headers.get('preference-applied')).toBe('wait=3');
+    const url = `${quiet.webhook_url}/events/${clamped.body.event_id as string}`;
+    expect((await get(url, { prefer: 'wait=1' })).headers.get('preference-applied')).toBe('wait=1');
+    // nothing honoured, nothing applied: no preference, or ?wait= instead
+    expect((await get(url)).headers.get('preference-applied')).toBeNull();
+    const byQuery = await post(`${quiet.webhook_url}?wait=1`, { order: { id: 9 } });
+    expect(byQuery.headers.get('preference-applied')).toBeNull();
   });
 
   it('answers skipped for an empty prompt, and failed with the error', async () => {
@@ -135,6 +149,7 @@ describe('the webhook answer', () => {
       const res = await post(channel.webhook_url, { order: { id: 7 } }, { prefer });
       expect(res.status, prefer).toBe(200);
       expect(res.body).toEqual({ status: 'received', event_id: expect.any(String) });
+      expect(res.headers.get('preference-applied'), prefer).toBeNull();
     }
   });
 });

@@ -13,6 +13,9 @@ interface Tenant {
   channelId: string;
   webhookUrl: string;
   eventId: string;
+  /** A key of its own in the api_keys table, and an admin of this workspace only. */
+  keyId: string;
+  adminId: string;
 }
 
 /** What an intruder asks of one route, given the victim's ids. */
@@ -192,6 +195,60 @@ const ROUTES: RouteCase[] = [
     status: 200,
   },
   {
+    method: 'post',
+    route: '/api/v1/events/{id}/redeliver',
+    path: (v) => `/events/${v.eventId}/redeliver`,
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/api-keys',
+    path: () => '/api-keys',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((k) => k.id);
+      expect(ids).toContain(caller.keyId);
+      expect(ids).not.toContain(victim.keyId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/api-keys',
+    path: () => '/api-keys',
+    body: { name: 'Made by the intruder' },
+    status: 201,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/api-keys/{id}',
+    path: (v) => `/api-keys/${v.keyId}`,
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/admins',
+    path: () => '/admins',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((a) => a.id);
+      expect(ids).toContain(caller.adminId);
+      expect(ids).not.toContain(victim.adminId);
+    },
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/admins/{id}',
+    path: (v) => `/admins/${v.adminId}`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/invitations',
+    path: () => '/invitations',
+    body: { email: 'intruder@example.com' },
+    status: 201,
+  },
+  {
     // The stream stays open, so here only its refusal of a bad filter is asked; what it sends
     // is held to the caller's workspace in test/brain-logs/events-stream.test.ts.
     method: 'get',
@@ -203,6 +260,12 @@ const ROUTES: RouteCase[] = [
 
 /** The model each workspace has a price of its own for. */
 const modelOf = (tenant: Tenant) => `${tenant.name} model`;
+/** Where what a 201 made is stored, to check that it landed in the caller's workspace. */
+const CREATED_IN: Record<string, string> = {
+  '/api/v1/channels': 'channels',
+  '/api/v1/api-keys': 'api_keys',
+  '/api/v1/invitations': 'admin_invitations',
+};
 
 let app: TestApp;
 let first: Tenant;
@@ -219,6 +282,12 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     .api('put', `/prices/${encodeURIComponent(`${name} model`)}`)
     .send({ input_per_mtok: 1, output_per_mtok: 2 })
     .expect(200);
+  const apiKey = await driver.api('post', '/api-keys').send({ name: `${name} own key` });
+  const admin = await app.ctx.admins.setPassword(
+    `only-${workspaceId}@example.com`,
+    'a password long enough',
+    workspaceId,
+  );
   return {
     name,
     workspaceId,
@@ -226,6 +295,8 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     channelId: channel.id,
     webhookUrl: channel.webhook_url,
     eventId: String(sent.body.event_id),
+    keyId: String(apiKey.body.id),
+    adminId: String(admin?.admin.id),
   };
 }
 
@@ -237,6 +308,9 @@ async function stateOf(victim: Tenant): Promise<string[]> {
      union all select 'event ' || e::text from events e where workspace_id = $1
      union all select 'price ' || p::text from workspace_prices p where workspace_id = $1
      union all select 'spend ' || s::text from spend s where workspace_id = $1
+     union all select 'key ' || k::text from api_keys k where workspace_id = $1
+     union all select 'admin ' || m::text from admin_workspaces m where workspace_id = $1
+     union all select 'invitation ' || i::text from admin_invitations i where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );
@@ -309,7 +383,7 @@ describe('API workspace isolation', () => {
       expect(await stateOf(victim)).toEqual(before);
       if (res.status === 201) {
         const { rows } = await app.ctx.db.query<{ workspace_id: string }>(
-          'select workspace_id from channels where id = $1',
+          `select workspace_id from ${CREATED_IN[route.route]} where id = $1`,
           [res.body.id],
         );
         expect(rows[0]?.workspace_id).toBe(caller.workspaceId);

@@ -41,7 +41,10 @@ export async function startServerProcess(
   env: Record<string, string>,
   options: ServerProcessOptions = {},
 ): Promise<ServerProcess> {
-  const port = options.port ?? (env.PORT ? Number(env.PORT) : await freePort());
+  // A worker answers on WORKER_PORT (PORT + 1 unless set): there is the port waited for.
+  const worker = env.ROLE === 'worker';
+  const ownPort = worker ? env.WORKER_PORT : env.PORT;
+  const port = options.port ?? (ownPort ? Number(ownPort) : await freePort());
   const baseUrl = `http://127.0.0.1:${port}`;
   const [program, ...args] = options.command ?? [
     process.execPath,
@@ -56,7 +59,7 @@ export async function startServerProcess(
       PUBLIC_BASE_URL: baseUrl,
       DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-process-')),
       ...env,
-      ...(options.port === undefined ? { PORT: String(port) } : {}),
+      ...(options.port === undefined ? { [worker ? 'WORKER_PORT' : 'PORT']: String(port) } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,43 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import { emailAddress } from '../platform/email-address.js';
+import type { InvitationsService } from './invitations-service.js';
+
+const invitationSchema = z.strictObject({
+  email: emailAddress('must be an e-mail address such as ada@example.com').max(320),
+});
+
+/**
+ * `/api/v1/admins` and `/api/v1/invitations`: who may open the workspace's panel, as its
+ * Workspace page has them. An invitation's link is in the answer that makes it and nowhere else.
+ */
+export function adminsRoutes(invitations: InvitationsService): Router {
+  const router = Router();
+
+  router.get('/admins', async (_req, res) => {
+    const members = await invitations.members(res.locals.workspaceId);
+    res.json({ data: members.map(({ id, email }) => ({ id: String(id), email })) });
+  });
+
+  router.delete('/admins/:id', async (req, res) => {
+    await invitations.removeKeepingOne(res.locals.workspaceId, String(req.params.id));
+    res.status(204).end();
+  });
+
+  router.post('/invitations', async (req, res) => {
+    const { email } = invitationSchema.parse(req.body);
+    const result = await invitations.invite(res.locals.workspaceId, null, email);
+    // An address with an account joins at once, as in the panel: there is no link to pass on.
+    if (result.kind === 'added') return res.json({ email: result.email, added: true });
+    const { invitation, link } = result;
+    res.set('Cache-Control', 'no-store');
+    res.status(201).json({
+      id: String(invitation.id),
+      email: invitation.email,
+      url: link,
+      expires_at: invitation.expiresAt.toISOString(),
+    });
+  });
+
+  return router;
+}
