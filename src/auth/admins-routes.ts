@@ -26,9 +26,8 @@ export function adminsRoutes(invitations: InvitationsService): Router {
 
   router.post('/invitations', async (req, res) => {
     const { email } = invitationSchema.parse(req.body);
-    const result = await invitations.invite(res.locals.workspaceId, null, email);
-    // An address with an account joins at once, as in the panel: there is no link to pass on.
-    if (result.kind === 'added') return res.json({ email: result.email, added: true });
+    const result = await invitations.invite(res.locals.workspaceId, null, email, false);
+    if (result.kind !== 'invited') throw new Error('an API invitation is always a link');
     const { invitation, link } = result;
     res.set('Cache-Control', 'no-store');
     res.status(201).json({

@@ -48,13 +48,18 @@ export class InvitationsService {
     private readonly publicBaseUrl: string,
   ) {}
 
-  /** `invitedBy` is the admin who invites, or null for a management API key. */
+  /**
+   * `invitedBy` is the admin who invites, or null for a management API key. The panel adds an
+   * address that has an account at once (`addExisting`); the API always answers with a link,
+   * which such an account's owner follows by signing in.
+   */
   async invite(
     workspaceId: string,
     invitedBy: string | null,
     email: string,
+    addExisting = true,
   ): Promise<InviteResult> {
-    const existing = await admins.findAdminByEmail(this.db, email);
+    const existing = addExisting ? await admins.findAdminByEmail(this.db, email) : undefined;
     if (existing) {
       await admins.addMembership(this.db, existing.id, workspaceId);
       return { kind: 'added', email: existing.email };
