@@ -7,9 +7,14 @@ import {
 import { AiError, type AiProvider, type AiReply, type AiRequest } from './ai-provider.js';
 import { messagesBody } from './anthropic-request.js';
 import { anthropicAnswer } from './anthropic-response.js';
-import { scrubKey, snippet, unansweredError } from './provider-errors.js';
+import {
+  scrubKey,
+  snippet,
+  statusError,
+  unansweredError,
+  type StatusRules,
+} from './provider-errors.js';
 import { ProviderPause } from './provider-pause.js';
-import { parseRetryAfter } from './retry-after.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
@@ -28,11 +33,12 @@ export interface AnthropicOptions {
 /** Past this, an answer is no message worth reading (and is not held in memory). */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** Busy, rate limited, broken or overloaded (529): asking again later may help. */
-const RETRYABLE_STATUS = (status: number) => status === 429 || status >= 500;
-
-/** Statuses whose `retry-after` says "slow down": it delays the event and pauses other calls. */
-const BACK_PRESSURE_STATUS = (status: number) => status === 429 || status === 503 || status === 529;
+const STATUS_RULES: StatusRules = {
+  /** Busy, rate limited, broken or overloaded (529): asking again later may help. */
+  retryable: (status) => status === 429 || status >= 500,
+  /** Statuses whose `retry-after` says "slow down": it delays the event and pauses other calls. */
+  backPressure: (status) => status === 429 || status === 503 || status === 529,
+};
 
 /**
  * Anthropic's Messages API (version 2023-06-01), spoken directly: one POST through the service's
@@ -90,18 +96,8 @@ export class AnthropicProvider implements AiProvider {
     const latencyMs = Math.round(performance.now() - started);
 
     if (status < 200 || status > 299) {
-      const retryable = RETRYABLE_STATUS(status);
-      const verb = retryable ? 'failed' : 'refused the request';
       const retryAfter = answered.headers['retry-after'] ?? null;
-      const waitMs = BACK_PRESSURE_STATUS(status) ? parseRetryAfter(retryAfter) : undefined;
-      if (waitMs !== undefined) this.pause.pauseFor(waitMs);
-      const asked = waitMs === undefined ? '' : ` It asked to wait ${Math.ceil(waitMs / 1000)} s.`;
-      throw new AiError(
-        `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}${asked}`,
-        retryable,
-        waitMs,
-        { unanswered: false, httpStatus: status },
-      );
+      throw statusError(status, retryAfter, errorText(this.scrub(text)), STATUS_RULES, this.pause);
     }
     if (bodyBytes > MAX_ANSWER_BYTES) {
       throw new AiError(

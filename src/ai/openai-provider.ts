@@ -12,9 +12,14 @@ import {
   type TokenUsage,
 } from './ai-provider.js';
 import { chatCompletionBody } from './chat-request.js';
-import { scrubKey, snippet, unansweredError } from './provider-errors.js';
+import {
+  scrubKey,
+  snippet,
+  statusError,
+  unansweredError,
+  type StatusRules,
+} from './provider-errors.js';
 import { ProviderPause } from './provider-pause.js';
-import { parseRetryAfter } from './retry-after.js';
 
 export interface OpenAiOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; see `chatCompletionsUrl`. */
@@ -28,12 +33,12 @@ export interface OpenAiOptions {
 /** Past this, an answer is no chat completion worth reading (and is not held in memory). */
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
-/** Statuses worth asking again later: the server was busy, rate limited us, or broke. */
-const RETRYABLE_STATUS = (status: number) =>
-  status === 408 || status === 409 || status === 429 || status >= 500;
-
-/** Statuses whose `Retry-After` says "slow down": it delays the event and pauses other calls. */
-const BACK_PRESSURE_STATUS = (status: number) => status === 429 || status === 503;
+const STATUS_RULES: StatusRules = {
+  /** Statuses worth asking again later: the server was busy, rate limited us, or broke. */
+  retryable: (status) => status === 408 || status === 409 || status === 429 || status >= 500,
+  /** Statuses whose `Retry-After` says "slow down": it delays the event and pauses other calls. */
+  backPressure: (status) => status === 429 || status === 503,
+};
 
 /**
  * Any server speaking the OpenAI chat-completions protocol (OpenAI, vLLM, Ollama, LiteLLM...).
@@ -88,21 +93,11 @@ export class OpenAiProvider implements AiProvider {
       throw unansweredError(error, this.options.timeoutMs, this.url.host);
     }
     const { status, bodyStart: text, bodyBytes } = answered;
-    const retryAfter = answered.headers['retry-after'] ?? null;
     const latencyMs = Math.round(performance.now() - started);
 
     if (status < 200 || status > 299) {
-      const retryable = RETRYABLE_STATUS(status);
-      const verb = retryable ? 'failed' : 'refused the request';
-      const waitMs = BACK_PRESSURE_STATUS(status) ? parseRetryAfter(retryAfter) : undefined;
-      if (waitMs !== undefined) this.pause.pauseFor(waitMs);
-      const asked = waitMs === undefined ? '' : ` It asked to wait ${Math.ceil(waitMs / 1000)} s.`;
-      throw new AiError(
-        `The AI server ${verb} (HTTP ${status}): ${errorText(this.scrub(text))}${asked}`,
-        retryable,
-        waitMs,
-        { unanswered: false, httpStatus: status },
-      );
+      const retryAfter = answered.headers['retry-after'] ?? null;
+      throw statusError(status, retryAfter, errorText(this.scrub(text)), STATUS_RULES, this.pause);
     }
     if (bodyBytes > MAX_ANSWER_BYTES) {
       throw new AiError(
