@@ -160,6 +160,9 @@ describe('workspace', () => {
       chat_quota: 77,
       chats_used: 0,
       quota_resets_at: nextMonth.toISOString(),
+      monthly_budget_usd: null,
+      spent_usd: 0,
+      budget_resets_at: nextMonth.toISOString(),
     });
   });
 
