@@ -9,6 +9,8 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../platform/errors.js';
+import { providersRoutes } from '../providers/providers-routes.js';
+import type { ProvidersService } from '../providers/providers-service.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
@@ -23,6 +25,7 @@ export interface ApiServices {
   apiKeys: ApiKeysService;
   workspaces: WorkspacesService;
   channels: ChannelsService;
+  providers: ProvidersService;
   eventReader: EventReader;
   eventPages: EventPages;
   deliveries: DeliveriesService;
@@ -43,6 +46,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
+  router.use(providersRoutes(services.providers));
   router.use(deliveriesRoutes(services.deliveries));
   router.use(
     eventsRoutes({

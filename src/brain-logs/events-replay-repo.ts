@@ -37,13 +37,15 @@ export async function requeueEvents(
          'error', error,
          'attempts', attempts,
          'completed_at', to_char(completed_at at time zone 'UTC', ${ISO_MS}),
+         'provider', provider,
          'model', model,
          'usage', usage,
+         'calls', calls,
          'input_truncated', input_truncated,
          'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS})))),
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
-       model = null, usage = null, input_truncated = false,
+       provider = null, model = null, usage = null, calls = '[]', input_truncated = false,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

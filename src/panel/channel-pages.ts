@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
 import type { PanelServices } from './panel-services.js';
 import { ZodError } from 'zod';
+import { AppError } from '../platform/errors.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { dateTimeLocalValue } from './format.js';
@@ -98,7 +99,16 @@ export function channelPages(ctx: PanelServices): Router {
       const errors = { ...(parsed.success ? {} : fieldErrors(parsed.error)), ...ai.errors };
       return editor.show(res, channel, form, { status: 400, errors });
     }
-    await ctx.channels.update(ws, channel.id, { ...parsed.data, ai: ai.input });
+    try {
+      await ctx.channels.update(ws, channel.id, { ...parsed.data, ai: ai.input });
+    } catch (error) {
+      // A provider deleted (or renamed) since the editor was shown.
+      if (!(error instanceof AppError) || error.code !== 'unknown_provider') throw error;
+      return editor.show(res, channel, form, {
+        status: 400,
+        errors: { ai_provider: error.detail },
+      });
+    }
     await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Channel saved.' });
     res.redirect(303, `/channels/${channel.id}`);
   });

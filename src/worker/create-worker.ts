@@ -4,6 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { shutdownBudget } from '../platform/shutdown.js';
+import type { WorkspaceProviders } from './call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
 export interface WorkerDeps {
@@ -11,6 +12,8 @@ export interface WorkerDeps {
   db: Database;
   log: Logger;
   metrics: Metrics;
+  /** The workspaces' own providers (the context's per-process instances). */
+  workspaceProviders?: WorkspaceProviders;
 }
 
 /** A worker configured from the config; tests override single options (a second database, an id). */
@@ -19,6 +22,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
   return new Worker({
     db: ctx.db,
     provider: createAiProvider(config.ai),
+    providers: ctx.workspaceProviders,
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,

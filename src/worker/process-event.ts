@@ -1,13 +1,13 @@
-import { performance } from 'node:perf_hooks';
-import { AiError, type AiProvider, type AiReply, type AiRequest } from '../ai/ai-provider.js';
+import { AiError, type AiProvider, type AiRequest } from '../ai/ai-provider.js';
 import { toAiSettings } from '../ai/ai-settings.js';
+import { runWithFallbacks, type FallbackResult } from '../ai/fallback-runner.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
-import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
-import type { AiCallRecord } from './ai-call.js';
+import { attemptRecord, type AiCallRecord } from './ai-call.js';
+import { callTargets, checkReply, countCalls, type WorkspaceProviders } from './call-targets.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
 import { threadHistory } from './queue-history.js';
@@ -18,7 +18,10 @@ import { storableText } from './storable-text.js';
 
 export interface ProcessDeps {
   db: Queryable;
+  /** The built-in provider `default`: the server's AI_* configuration. */
   provider: AiProvider;
+  /** A workspace's own providers by name; absent, channels can ask only `default`. */
+  providers?: WorkspaceProviders;
   log: Logger;
   metrics: Metrics;
   workerId: string;
@@ -126,41 +129,36 @@ export async function processEvent(
   // The prompt stored is the one sent.
   const { prompt } = request;
 
-  const model = request.model ?? deps.defaultModel ?? null;
-  const attempts = await deps.recordStarted({ eventId, prompt, missing, model, inputTruncated });
+  // Resolved before the attempt is counted: a database error here leaves the event untouched.
+  const targets = await callTargets(deps, event.workspace_id, settings);
+  const first = targets[0] as (typeof targets)[number];
+  const attempts = await deps.recordStarted({
+    eventId,
+    prompt,
+    missing,
+    provider: first.provider,
+    model: first.model ?? null,
+    inputTruncated,
+  });
   if (attempts === undefined) return lost(deps, eventId);
 
-  const started = performance.now();
-  let reply: AiReply;
+  let result: FallbackResult;
   try {
-    reply = await deps.provider.complete(request, signal);
-    deps.metrics.aiLatency.observe({ result: 'ok' }, (performance.now() - started) / 1000);
+    result = await runWithFallbacks(targets, request, signal, (reply, target) =>
+      checkReply(reply, target, request.responseFormat),
+    );
   } catch (error) {
     callEnded();
-    if (signal.aborted) {
-      log.info({ eventId }, 'event released: shutting down');
-      return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
-    }
-    deps.metrics.aiLatency.observe({ result: 'error' }, (performance.now() - started) / 1000);
-    // Anything but an AiError is unexpected; it may pass, and max attempts bounds the retries.
-    const aiError =
-      error instanceof AiError ? error : new AiError(`Unexpected error: ${messageOf(error)}`, true);
-    return failedCall(deps, event, attempts, aiError, undefined, finish);
+    if (!signal.aborted) throw error;
+    log.info({ eventId }, 'event released: shutting down');
+    return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
   }
   callEnded();
+  countCalls(deps.metrics, result.calls);
+  const call = attemptRecord(result);
+  if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 
-  const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs };
-  const problem = await replyProblem(reply.text, request.responseFormat).catch(
-    (error: unknown) => `the reply could not be checked: ${messageOf(error)}`,
-  );
-  if (problem !== undefined) {
-    // A reply of the wrong shape is a failed call: another answer may fit, unless the provider
-    // always answers the same.
-    const invalid = new AiError(`${REPLY_INVALID}: ${problem}`, !deps.provider.deterministic);
-    return failedCall(deps, event, attempts, invalid, call, finish);
-  }
-
-  const outcome = await finish({ status: 'replied', reply: storableText(reply.text) }, call);
+  const outcome = await finish({ status: 'replied', reply: storableText(result.reply.text) }, call);
   if (outcome === 'replied') log.info({ eventId, attempts }, 'event replied');
   return outcome;
 }

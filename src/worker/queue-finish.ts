@@ -9,7 +9,7 @@ export type FinalOutcome = (
   | { status: 'failed'; error: string; prompt?: string }
 ) & { status: ReplyOutcomeStatus };
 
-/** How one claimed event ends; `call` records the usage and latency of an answered call. */
+/** How one claimed event ends; `call` records the attempt's calls (none when it made none). */
 export interface Finish {
   eventId: string;
   outcome: FinalOutcome;
@@ -41,15 +41,20 @@ export async function finishEvents(
        missing = coalesce(finished.missing::text[], events.missing),
        usage = coalesce(finished.usage::jsonb, events.usage),
        latency_ms = coalesce(finished.latency_ms, events.latency_ms),
+       provider = coalesce(finished.provider, events.provider),
+       model = case when finished.provider is null then events.model else finished.model end,
+       calls = case when finished.calls is null then events.calls
+         else events_calls_kept(events.calls || finished.calls::jsonb) end,
        locked_by = null,
        locked_until = null,
        completed_at = now()
      from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                 $8::text[], $9::integer[])
-       as finished(id, status, prompt, reply, error, missing, usage, latency_ms)
+                 $8::text[], $9::integer[], $10::text[], $11::text[], $12::text[])
+       as finished(id, status, prompt, reply, error, missing, usage, latency_ms, provider, model,
+                   calls)
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
-    [workerId, ...Array.from({ length: 8 }, (_, column) => rows.map((row) => row[column]))],
+    [workerId, ...Array.from({ length: 11 }, (_, column) => rows.map((row) => row[column]))],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );

@@ -7,7 +7,7 @@ import { callParams, type AiCallRecord } from './ai-call.js';
  * is dropped ("equal jitter") so events that failed together are not all retried together.
  * Computed in SQL so the delay is measured on the database clock, the one `claimEvents` reads.
  * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
- * long. The error is kept so Brain Logs shows why the event is waiting. Only the lock owner may
+ * long. The error and the attempt's calls are kept so Brain Logs shows why the event is waiting. Only the lock owner may
  * do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
  * undefined when the worker no longer held the event.
  */
@@ -30,6 +30,9 @@ export async function retryEvent(
        ) * interval '1 millisecond',
        usage = coalesce($6::jsonb, usage),
        latency_ms = coalesce($7, latency_ms),
+       provider = coalesce($8, provider),
+       model = case when $8::text is null then model else $9 end,
+       calls = case when $10::jsonb is null then calls else events_calls_kept(calls || $10::jsonb) end,
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'

@@ -7,6 +7,8 @@ export interface Start {
   prompt: string;
   /** The placeholders the payload lacked. */
   missing: readonly string[];
+  /** The provider (by name) the attempt asks first. */
+  provider: string;
   /** The model the call names, or null (the echo without AI_MODEL). */
   model: string | null;
   /** The call's input was cut to AI_MAX_INPUT_CHARS (false when not given). */
@@ -15,8 +17,8 @@ export interface Start {
 
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
- * start together): stores each prompt (as sent), the placeholders it missed, the model it names
- * and whether its input was cut,
+ * start together): stores each prompt (as sent), the placeholders it missed, the provider and
+ * model it asks first and whether its input was cut,
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
@@ -44,11 +46,12 @@ export async function startAttempts(
        attempts = events.attempts + 1,
        prompt = started.prompt,
        missing = started.missing::text[],
+       provider = started.provider,
        model = started.model,
        input_truncated = started.input_truncated,
        locked_until = now() + $2::integer * interval '1 millisecond'
-     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[])
-       as started(id, prompt, missing, model, input_truncated)
+     from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[])
+       as started(id, prompt, missing, model, input_truncated, provider)
      where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
        and exists (select from no_flush_wait)
      returning events.id, events.attempts`,
@@ -60,6 +63,7 @@ export async function startAttempts(
       starts.map((start) => textArrayLiteral(start.missing)),
       starts.map((start) => start.model),
       starts.map((start) => start.inputTruncated ?? false),
+      starts.map((start) => start.provider),
     ],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },

@@ -6,6 +6,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import type { WorkspaceProviders } from './call-targets.js';
 import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';
@@ -24,7 +25,10 @@ export const READY_LEASE_MS = 10_000;
 
 export interface WorkerOptions {
   db: Database;
+  /** The built-in provider `default` (the server's AI_* configuration). */
   provider: AiProvider;
+  /** The workspaces' own providers, as this process calls them. */
+  providers?: WorkspaceProviders;
   log: Logger;
   metrics: Metrics;
   /** Most events answered at the same time by this worker. */
@@ -77,6 +81,7 @@ export class Worker {
     this.deps = {
       db,
       provider,
+      providers: options.providers,
       log,
       metrics,
       leaseMs,

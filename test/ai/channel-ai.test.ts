@@ -52,6 +52,8 @@ describe('channel ai settings in the API', () => {
   it('stores, shows and merges the settings', async () => {
     const channel = await channelWith({ model: 'gpt-orders', temperature: 0.3, history: 2 });
     expect(channel.ai).toEqual({
+      provider: 'default',
+      fallbacks: [],
       model: 'gpt-orders',
       system_prompt: null,
       temperature: 0.3,

@@ -13,6 +13,7 @@ interface Tenant {
   channelId: string;
   webhookUrl: string;
   eventId: string;
+  providerId: string;
 }
 
 /** What an intruder asks of one route, given the victim's ids. */
@@ -26,6 +27,8 @@ interface RouteCase {
   status: number;
   /** For a 200/201: what the caller got is its own (or nothing). */
   check?: (body: Record<string, unknown>, caller: Tenant, victim: Tenant) => void;
+  /** For a 201: the table the new row is in (channels unless given). */
+  table?: 'channels' | 'providers';
 }
 
 const listIds = (body: Record<string, unknown>) =>
@@ -58,6 +61,51 @@ const ROUTES: RouteCase[] = [
       expect(ids).toContain(caller.channelId);
       expect(ids).not.toContain(victim.channelId);
     },
+  },
+  {
+    method: 'get',
+    route: '/api/v1/providers',
+    path: () => '/providers',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((p) => p.id);
+      expect(ids).toContain(caller.providerId);
+      expect(ids).not.toContain(victim.providerId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/providers',
+    path: () => '/providers',
+    body: { name: 'made-by-the-intruder', kind: 'echo' },
+    status: 201,
+    table: 'providers',
+  },
+  {
+    method: 'get',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    status: 404,
+  },
+  {
+    method: 'patch',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    body: { name: 'stolen' },
+    status: 404,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/providers/{id}/test',
+    path: (v) => `/providers/${v.providerId}/test`,
+    body: { model: 'm' },
+    status: 404,
   },
   {
     method: 'post',
@@ -176,7 +224,11 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     template: `${name} {{x}}`,
   });
   const sent = await driver.sendEvent(channel.webhook_url, { x: `${name} payload` });
+  const provider = await driver
+    .api('post', '/providers')
+    .send({ name: `own-${workspaceId}`, kind: 'echo' });
   return {
+    providerId: String(provider.body.id),
     name,
     workspaceId,
     key,
@@ -192,6 +244,7 @@ async function stateOf(victim: Tenant): Promise<string[]> {
     `select 'workspace ' || w::text as row from workspaces w where id = $1
      union all select 'channel ' || c::text from channels c where workspace_id = $1
      union all select 'event ' || e::text from events e where workspace_id = $1
+     union all select 'provider ' || p::text from providers p where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );
@@ -251,7 +304,7 @@ describe('API workspace isolation', () => {
       expect(await stateOf(victim)).toEqual(before);
       if (res.status === 201) {
         const { rows } = await app.ctx.db.query<{ workspace_id: string }>(
-          'select workspace_id from channels where id = $1',
+          `select workspace_id from ${route.table ?? 'channels'} where id = $1`,
           [res.body.id],
         );
         expect(rows[0]?.workspace_id).toBe(caller.workspaceId);
