@@ -99,7 +99,6 @@ describe('starting the attempts of several events in one statement', () => {
         attempts: 1,
         prompt: 'Order 0',
         missing: ['a "b"', 'c\\d', 'e,f}'],
-        provider: 'default',
         model: 'm1',
         locked_by: 'w1',
       },
@@ -170,7 +169,7 @@ describe('finishing several events in one statement', () => {
         outcome: { status: 'replied', reply: 'lone \ud800 surrogate, "quotes", \\ and {braces}' },
         call: {
           provider: 'default',
-          model: 'm',
+          model: 'm1',
           usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
           latencyMs: 12,
           calls: [],
