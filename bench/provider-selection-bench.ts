@@ -22,15 +22,15 @@ const answering: AiProvider = {
   deterministic: false,
   complete: async (request) => ({ text: 'ok', model: request.model ?? 'm', usage, latencyMs: 3 }),
 };
+// Made once: building an error (its stack) is the provider's cost, not the bookkeeping's.
+const unavailable = new AiError('The AI server failed (HTTP 503): overloaded', true, undefined, {
+  unanswered: false,
+  httpStatus: 503,
+});
 const overloaded: AiProvider = {
   name: 'overloaded',
   deterministic: false,
-  complete: async () => {
-    throw new AiError('The AI server failed (HTTP 503): overloaded', true, undefined, {
-      unanswered: false,
-      httpStatus: 503,
-    });
-  },
+  complete: () => Promise.reject(unavailable),
 };
 const own = new Map([
   ['primary', overloaded],

@@ -43,7 +43,9 @@ export async function finishEvents(
        latency_ms = coalesce(finished.latency_ms, events.latency_ms),
        provider = coalesce(finished.provider, events.provider),
        model = case when finished.provider is null then events.model else finished.model end,
+       -- an attempt makes at most four calls: a first attempt's are kept as they are
        calls = case when finished.calls is null then events.calls
+         when events.calls = '[]' then finished.calls::jsonb
          else events_calls_kept(events.calls || finished.calls::jsonb) end,
        locked_by = null,
        locked_until = null,

@@ -32,7 +32,8 @@ export async function retryEvent(
        latency_ms = coalesce($7, latency_ms),
        provider = coalesce($8, provider),
        model = case when $8::text is null then model else $9 end,
-       calls = case when $10::jsonb is null then calls else events_calls_kept(calls || $10::jsonb) end,
+       calls = case when $10::jsonb is null then calls when calls = '[]' then $10::jsonb
+         else events_calls_kept(calls || $10::jsonb) end,
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'
