@@ -14,7 +14,8 @@ import { toAiSettings } from '../src/ai/ai-settings.js';
 import { runWithFallbacks } from '../src/ai/fallback-runner.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { attemptRecord, callParams } from '../src/worker/ai-call.js';
-import { callTargets, countCalls } from '../src/worker/call-targets.js';
+import { countCalls } from '../src/worker/call-metrics.js';
+import { callTargets } from '../src/ai/call-targets.js';
 
 const usage = { prompt_tokens: 120, completion_tokens: 40, total_tokens: 160 };
 const answering: AiProvider = {

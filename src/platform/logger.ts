@@ -13,6 +13,7 @@ export const REDACTED_PATHS = [
   '*.secret',
   '*.verification_secret',
   '*.apiKey',
+  '*.api_key',
   '*.token',
   '*.webhookToken',
   '*.webhook_url',

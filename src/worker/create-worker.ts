@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { shutdownBudget } from '../platform/shutdown.js';
-import type { WorkspaceProviders } from './call-targets.js';
+import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
 export interface WorkerDeps {

@@ -6,7 +6,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
-import type { WorkspaceProviders } from './call-targets.js';
+import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';

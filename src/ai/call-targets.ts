@@ -1,8 +1,7 @@
-import { AiError, type AiProvider, type AiReply } from '../ai/ai-provider.js';
-import { DEFAULT_PROVIDER, type AiSettings, type ResponseFormat } from '../ai/ai-settings.js';
-import type { AiCall, CallTarget } from '../ai/fallback-runner.js';
-import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
-import type { Metrics } from '../metrics/metrics.js';
+import { AiError, type AiProvider, type AiReply } from './ai-provider.js';
+import { DEFAULT_PROVIDER, type AiSettings, type ResponseFormat } from './ai-settings.js';
+import type { CallTarget } from './fallback-runner.js';
+import { REPLY_INVALID, replyProblem } from './reply-check.js';
 
 /** A workspace's own providers by name, as this process calls them. */
 export type WorkspaceProviders = (workspaceId: string) => Promise<ReadonlyMap<string, AiProvider>>;
@@ -49,12 +48,4 @@ export async function checkReply(
     unanswered: false,
     httpStatus: 200,
   });
-}
-
-/** Counts each call by provider, model and outcome, and its duration. */
-export function countCalls(metrics: Metrics, calls: readonly AiCall[]): void {
-  for (const call of calls) {
-    metrics.aiCalls.inc({ provider: call.provider, model: call.model ?? '', outcome: call.status });
-    metrics.aiLatency.observe({ result: call.status }, call.latency_ms / 1000);
-  }
 }
