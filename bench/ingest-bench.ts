@@ -42,6 +42,7 @@
  * --entry=<main.js> (measure another build of hookprompt, e.g. a candidate change built
  * elsewhere), --rounds=<n>, --fixed-runs=<n>, --skip-e2e, --e2e-concurrency=<n,n,…>,
  * --e2e-seconds=<s>, --e2e-rate=<n/s> and --e2e-events=<n> (the same for every concurrency),
+ * --e2e-ai=openai|anthropic (the API the fake AI speaks, and so the provider used; openai),
  * --fairness (also how long a workspace's single event waits next to another's backlog of
  * 2,000), --scale-events=<n> (0 skips part 5), --scale-keep (keep the filled database,
  * hookprompt_bench_events_<n>, 14.5 GiB at 10,000,000, and reuse it in later runs with
@@ -58,6 +59,7 @@ import { BenchRun } from './lib/bench-run.js';
 import { build } from './lib/build.js';
 import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cpu-profile.js';
 import { runEndToEnd, type EndToEndResult } from './lib/end-to-end.js';
+import type { FakeAiProtocol } from './lib/fake-ai-server.js';
 import { runFairness, type FairnessResult } from './lib/fairness.js';
 import { figuresMarkdown } from './lib/issue-figures.js';
 import { totalOf } from './lib/latency.js';
@@ -102,6 +104,7 @@ const { values: flags } = parseArgs({
     'e2e-seconds': { type: 'string' },
     'e2e-events': { type: 'string' },
     'e2e-rate': { type: 'string' },
+    'e2e-ai': { type: 'string', default: 'openai' },
     fairness: { type: 'boolean', default: false },
     'scale-events': { type: 'string' },
     'scale-keep': { type: 'boolean', default: false },
@@ -124,6 +127,10 @@ const positive = [seconds, rounds, e2eSeconds, ...e2eConcurrencies];
 if (!positive.every((n) => n > 0) || !(fixedRuns >= 0))
   throw new Error('durations, rounds, runs and concurrencies must be positive');
 if (!(scaleEvents >= 0)) throw new Error('--scale-events must be 0 or more');
+const e2eAi = flags['e2e-ai'] as FakeAiProtocol;
+if (e2eAi !== 'openai' && e2eAi !== 'anthropic') {
+  throw new Error('--e2e-ai must be openai or anthropic');
+}
 
 const resultsDir = join(projectRoot, 'bench', 'results');
 const stamp = new Date().toISOString().slice(0, 19).replaceAll(':', '-');
@@ -406,16 +413,16 @@ async function endToEndRun(workerConcurrency: number): Promise<EndToEndResult> {
   await run.checkpoint();
   const result = await runEndToEnd(
     {
-      name: `ours (ROLE=all, WORKER_CONCURRENCY=${workerConcurrency})`,
+      name: `ours (ROLE=all, AI_PROVIDER=${e2eAi}, WORKER_CONCURRENCY=${workerConcurrency})`,
       entry: { nodeArgs: hookpromptEntry },
       databaseUrl: e2eDb.url,
       logFile: run.logFile(`e2e-${workerConcurrency}`),
     },
-    { events, rate, aiDelayMs, workerConcurrency, stallMs: 30_000 },
+    { events, rate, aiDelayMs, aiProtocol: e2eAi, workerConcurrency, stallMs: 30_000 },
   );
   await e2eDb.drop();
   console.log(
-    `end to end, WORKER_CONCURRENCY=${workerConcurrency}: ${result.accepted} of ${events} accepted at ${rate}/s, ` +
+    `end to end, AI_PROVIDER=${e2eAi}, WORKER_CONCURRENCY=${workerConcurrency}: ${result.accepted} of ${events} accepted at ${rate}/s, ` +
       `statuses ${JSON.stringify(result.statuses)}, ${result.completedPerSecond.toFixed(0)} replies/s ` +
       `(capacity ${((workerConcurrency * 1000) / aiDelayMs).toFixed(0)}/s), 200→replied p50 ` +
       `${result.answerToReplied.p50.toFixed(0)} ms p99 ${result.answerToReplied.p99.toFixed(0)} ms` +

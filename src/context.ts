@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
@@ -29,6 +30,9 @@ import { ProviderInstances } from './providers/provider-instances.js';
 import { ProvidersService } from './providers/providers-service.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
 import { createRedis, type RedisConnection } from './platform/redis.js';
+import type { SecretBox } from './secrets/secret-box.js';
+import { KEY_FILE_NAME, openSecretBox } from './secrets/secrets-key.js';
+import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 import type { ShutdownStep } from './platform/shutdown.js';
 import { UsageService } from './usage/usage-service.js';
 import { createWorker } from './worker/create-worker.js';
@@ -109,12 +113,14 @@ export class AppContext {
     readonly config: Config,
     readonly log: Logger,
     readonly db: Database,
+    /** Seals the secrets stored in the database (channel secrets) and opens them. */
+    readonly secrets: SecretBox,
     /** Rate-limit counters shared by every instance; optional, and never waited for. */
     readonly redis: RedisConnection | undefined,
     private readonly ownsDatabase: boolean,
   ) {
     this.workspaces = new WorkspacesService(db);
-    this.channels = new ChannelsService(db, {
+    this.channels = new ChannelsService(db, secrets, {
       publicBaseUrl: config.publicBaseUrl,
       allowPrivateReplyUrls: config.delivery.allowPrivate,
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
@@ -122,7 +128,7 @@ export class AppContext {
       requireProviders: (tx, workspaceId, names) =>
         this.providers.requireNames(tx, workspaceId, names),
     });
-    this.providers = new ProvidersService(db, {
+    this.providers = new ProvidersService(db, secrets, {
       ai: config.ai,
       channelsNaming: (tx, workspaceId, name) =>
         this.channels.namingProvider(tx, workspaceId, name),
@@ -132,6 +138,7 @@ export class AppContext {
     this.providerInstances = new ProviderInstances(this.providers, config.ai.model);
     this.ingest = new IngestService(
       db,
+      secrets,
       config,
       this.metrics.eventBatchWrites,
       new DecodeBudget(config.decodeMemoryLimitBytes),
@@ -140,7 +147,7 @@ export class AppContext {
     this.eventsStore = new EventsStore(db);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
-    this.deliveries = new DeliveriesService(db);
+    this.deliveries = new DeliveriesService(db, secrets);
     this.eventReader = new EventReader(db, this.deliveries.deliveriesOf);
     this.eventPages = new EventPages(db, this.eventReader);
     this.eventCounts = new EventCounts(db);
@@ -184,6 +191,7 @@ export class AppContext {
     const { config, log } = this;
     const applied = await migrate(this.db);
     if (applied.length) log.info({ applied }, 'database migrated');
+    await prepareStoredSecrets(this.db, this.secrets, log);
     this.defaultWorkspace = (await this.workspaces.ensureDefault(config.defaultChatQuota)).id;
     // Connecting goes on in the background: start-up does not wait for Redis.
     await this.redis?.connect();
@@ -221,7 +229,10 @@ export class AppContext {
   }
 }
 
-/** Opens the database (unless given one) and builds the context around it; nothing is started. */
+/**
+ * Opens the database (unless given one) and the key of its secrets, and builds the context
+ * around them; nothing is started.
+ */
 export async function createContext(
   config: Config,
   options: ContextOptions = {},
@@ -230,6 +241,17 @@ export async function createContext(
   const db =
     options.db ??
     (await openDatabase(config, (error) => log.warn({ err: error }, 'database connection lost')));
-  const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
-  return new AppContext(config, log, db, redis, !options.db);
+  try {
+    const { box, source } = await openSecretBox(config, db.kind);
+    if (source === 'new key file')
+      log.info(
+        { path: join(config.dataDir, KEY_FILE_NAME) },
+        'generated the key of the stored secrets; back it up with the database',
+      );
+    const redis = config.redisUrl ? createRedis(config.redisUrl, log) : undefined;
+    return new AppContext(config, log, db, box, redis, !options.db);
+  } catch (error) {
+    if (!options.db) await db.close();
+    throw error;
+  }
 }

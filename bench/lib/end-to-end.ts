@@ -1,4 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
+import type { FakeAiProtocol } from './fake-ai-server.js';
 import { startWithFakeAi, type HookpromptOptions } from './hookprompt.js';
 import { summariseLatencies, type LatencySummary, type StatusCounts } from './latency.js';
 import { runOpenLoop } from './open-loop.js';
@@ -10,6 +11,8 @@ export interface EndToEndOptions {
   events: number;
   rate: number;
   aiDelayMs: number;
+  /** The API the fake AI speaks, and so the provider hookprompt uses. */
+  aiProtocol: FakeAiProtocol;
   workerConcurrency: number;
   /** Give up when no event is finished for this long. */
   stallMs: number;
@@ -45,8 +48,8 @@ export interface EndToEndResult extends EndToEndOptions {
 }
 
 /**
- * The whole path with the worker running: events posted at a steady rate, answered by a
- * chat-completions server that takes `aiDelayMs` per reply, until every event is finished.
+ * The whole path with the worker running: events posted at a steady rate, answered by a fake
+ * model server (`aiProtocol`) that takes `aiDelayMs` per reply, until every event is finished.
  */
 export async function runEndToEnd(
   hookprompt: Omit<HookpromptOptions, 'env'>,
@@ -56,6 +59,7 @@ export async function runEndToEnd(
     hookprompt,
     options.aiDelayMs,
     options.workerConcurrency,
+    options.aiProtocol,
   );
   try {
     const answeredAt = new Map<string, number>();

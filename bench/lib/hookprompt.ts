@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startFakeAiServer, type FakeAiServer } from './fake-ai-server.js';
+import { startFakeAiServer, type FakeAiProtocol, type FakeAiServer } from './fake-ai-server.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { orderTemplate } from './payload.js';
 
@@ -88,24 +88,19 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
 }
 
 /**
- * hookprompt receiving and answering (`ROLE=all`), its AI a fake chat-completions server that
- * takes `aiDelayMs` per reply. The caller closes both.
+ * hookprompt receiving and answering (`ROLE=all`), its AI a fake model server (chat completions
+ * or Anthropic's Messages API) that takes `aiDelayMs` per reply. The caller closes both.
  */
 export async function startWithFakeAi(
   hookprompt: Omit<HookpromptOptions, 'env'>,
   aiDelayMs: number,
   workerConcurrency: number,
+  protocol: FakeAiProtocol = 'openai',
 ): Promise<RunningHookprompt & { ai: FakeAiServer }> {
-  const ai = await startFakeAiServer(aiDelayMs);
+  const ai = await startFakeAiServer(aiDelayMs, protocol);
   const running = await startHookprompt({
     ...hookprompt,
-    env: {
-      ROLE: 'all',
-      AI_PROVIDER: 'openai',
-      AI_BASE_URL: ai.baseUrl,
-      AI_MODEL: 'bench-model',
-      WORKER_CONCURRENCY: String(workerConcurrency),
-    },
+    env: { ROLE: 'all', ...ai.env, WORKER_CONCURRENCY: String(workerConcurrency) },
   });
   return { ...running, ai };
 }

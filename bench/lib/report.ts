@@ -212,7 +212,8 @@ export function markdownReport(report: BenchReport): string {
     parts.push(`**End to end**: not run (${e2e.skipped}).`);
   } else if (e2e?.length) {
     parts.push(
-      `**End to end** (worker on, AI answering in ${e2e[0]?.aiDelayMs} ms; events posted evenly ` +
+      `**End to end** (worker on, a fake ${e2e[0]?.aiProtocol ?? 'openai'} AI answering in ` +
+        `${e2e[0]?.aiDelayMs} ms; events posted evenly ` +
         'at the rate shown, faster than the worker answers, so a backlog forms):\n\n' +
         table(
           [

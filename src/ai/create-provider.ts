@@ -1,18 +1,21 @@
 import type { Config } from '../platform/config.js';
-import { AiError, type AiProvider } from './ai-provider.js';
+import type { AiProvider } from './ai-provider.js';
+import { AnthropicProvider } from './anthropic-provider.js';
 import { createEchoProvider } from './echo-provider.js';
 import { OpenAiProvider } from './openai-provider.js';
 
 /** One provider per process: its back-pressure pause is shared by every call it makes. */
 export function createAiProvider(ai: Config['ai']): AiProvider {
   if (ai.provider === 'echo') return createEchoProvider(ai.model);
-  // The config schema requires both for `openai`.
-  return new OpenAiProvider({
-    baseUrl: ai.baseUrl as string,
+  // The config schema requires the model for both, the base URL for `openai`.
+  const options = {
     model: ai.model as string,
     apiKey: ai.apiKey,
     timeoutMs: ai.timeoutMs,
-  });
+  };
+  if (ai.provider === 'anthropic')
+    return new AnthropicProvider({ ...options, baseUrl: ai.baseUrl });
+  return new OpenAiProvider({ ...options, baseUrl: ai.baseUrl as string });
 }
 
 /** A provider a workspace added (see src/providers/): its kind, server and key. */
@@ -32,21 +35,13 @@ export interface ProviderSettings {
  */
 export function createProviderOf(settings: ProviderSettings, model: string): AiProvider {
   if (settings.kind === 'echo') return createEchoProvider(undefined);
-  if (settings.kind === 'anthropic') return unavailable('anthropic');
-  return new OpenAiProvider({
+  const options = {
     baseUrl: settings.baseUrl,
     model,
     apiKey: settings.apiKey ?? undefined,
     timeoutMs: settings.timeoutMs,
     allowPrivate: settings.allowPrivate,
-  });
-}
-
-function unavailable(kind: string): AiProvider {
-  return {
-    name: kind,
-    deterministic: false,
-    complete: () =>
-      Promise.reject(new AiError(`Providers of kind "${kind}" cannot be called yet.`, false)),
   };
+  if (settings.kind === 'anthropic') return new AnthropicProvider(options);
+  return new OpenAiProvider(options);
 }

@@ -12,6 +12,7 @@ import {
   type TokenUsage,
 } from './ai-provider.js';
 import { chatCompletionBody } from './chat-request.js';
+import { scrubKey, snippet, unansweredError } from './provider-errors.js';
 import { ProviderPause } from './provider-pause.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -86,20 +87,7 @@ export class OpenAiProvider implements AiProvider {
       );
     } catch (error) {
       if (!(error instanceof OutboundError)) throw error;
-      if (error.kind === 'timeout') {
-        throw new AiError(
-          `The AI server did not answer within ${this.options.timeoutMs} ms.`,
-          true,
-          undefined,
-          { unanswered: true },
-        );
-      }
-      throw new AiError(
-        `Could not reach the AI server at ${this.url.host}: ${error.reason}.`,
-        true,
-        undefined,
-        { unanswered: true },
-      );
+      throw unansweredError(error, this.options.timeoutMs, this.url.host);
     }
     const { status, bodyStart: text, bodyBytes } = answered;
     const retryAfter = answered.headers['retry-after'] ?? null;
@@ -136,13 +124,8 @@ export class OpenAiProvider implements AiProvider {
     return { text: answer.content, model, usage: answer.usage, latencyMs };
   }
 
-  /**
-   * Servers sometimes quote the key they were given in error messages; Brain Logs must not show it.
-   * Scrubbed before the text is shortened: a key cut in two by the shortening would no longer match.
-   */
   private scrub(message: string): string {
-    const key = this.options.apiKey;
-    return key ? message.replaceAll(key, '[redacted]') : message;
+    return scrubKey(message, this.options.apiKey);
   }
 }
 
@@ -201,9 +184,4 @@ function errorText(text: string): string {
     // not JSON: show the text itself
   }
   return snippet(text) || 'no details given';
-}
-
-function snippet(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
 }

@@ -1,44 +1,65 @@
 import { parentPort } from 'node:worker_threads';
+import { sampleReply } from './reply-sample.js';
 import { firstSchemaError, replyValidator } from './reply-schema.js';
 
-/** What a schema thread is asked: compile `schema` (JSON text), and check `reply` against it when given. */
+/**
+ * What a schema thread is asked: compile `schema` (JSON text), then check `reply` against it
+ * when given, or make a sample reply valid against it from `seed` when given.
+ */
 export interface SchemaTask {
   schema: string;
   reply?: string;
+  seed?: number;
+}
+
+/** How a task ended: `problem` null when the schema compiles and the reply fits (or the sample was made). */
+export interface TaskAnswer {
+  problem: string | null;
+  sample?: string;
 }
 
 /**
- * What a schema thread answers: `ready` once loaded; `checking` when a reply's check starts
- * (its schema compiled), so the time limit of the check can start then; `problem` to end a
- * task: null when the schema compiles and the reply fits.
+ * What a schema thread answers: `ready` once loaded; `checking` when a reply's check (or a
+ * sample) starts, its schema compiled, so the time limit of the check can start then; the
+ * task's answer to end it.
  */
 export type ThreadMessage =
-  { ready: true } | { id: number; checking: true } | { id: number; problem: string | null };
+  { ready: true } | { id: number; checking: true } | ({ id: number } & TaskAnswer);
 
 const port = parentPort;
 if (!port) throw new Error('reply-schema-thread runs as a worker thread');
 
-port.on('message', ({ id, schema, reply }: SchemaTask & { id: number }) => {
-  port.postMessage({ id, problem: answer(id, schema, reply) ?? null } satisfies ThreadMessage);
+port.on('message', ({ id, ...task }: SchemaTask & { id: number }) => {
+  port.postMessage({ id, ...answer(id, task) } satisfies ThreadMessage);
 });
 port.postMessage({ ready: true } satisfies ThreadMessage);
 
-function answer(id: number, schema: string, reply: string | undefined): string | undefined {
+function answer(id: number, { schema, reply, seed }: SchemaTask): TaskAnswer {
   let validator: ReturnType<typeof replyValidator>['validate'];
   try {
     validator = replyValidator(schema).validate;
   } catch (error) {
-    return reply === undefined
-      ? messageOf(error)
-      : `the schema does not compile: ${messageOf(error)}`;
+    const problem = messageOf(error);
+    return {
+      problem:
+        reply === undefined && seed === undefined
+          ? problem
+          : `the schema does not compile: ${problem}`,
+    };
   }
-  if (reply === undefined) return undefined;
+  if (reply === undefined && seed === undefined) return { problem: null };
   port?.postMessage({ id, checking: true } satisfies ThreadMessage);
+  if (seed !== undefined) {
+    const made = sampleReply(JSON.parse(schema), validator, seed);
+    return 'sample' in made ? { problem: null, sample: made.sample } : made;
+  }
   // A validator may throw (deep recursion, say): the reply could not be checked, so it is not taken.
   try {
-    return validator(JSON.parse(reply)) ? undefined : firstSchemaError(validator);
+    return {
+      problem: validator(JSON.parse(reply as string)) ? null : firstSchemaError(validator),
+    };
   } catch (error) {
-    return `the reply could not be checked: ${messageOf(error)}`;
+    return { problem: `the reply could not be checked: ${messageOf(error)}` };
   }
 }
 

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SchemaTask, ThreadMessage } from './reply-schema-thread.js';
+import type { SchemaTask, TaskAnswer, ThreadMessage } from './reply-schema-thread.js';
 
 export interface SchemaThreadLimits {
   /** Threads running at once; more tasks wait in line. */
@@ -11,6 +11,8 @@ export interface SchemaThreadLimits {
   compileMs: number;
   /** How long checking one reply may take, once its schema is compiled. */
   checkMs: number;
+  /** How long making a sample reply may take, once its schema is compiled. */
+  sampleMs: number;
 }
 
 /*
@@ -24,6 +26,9 @@ const DEFAULT_LIMITS: SchemaThreadLimits = {
   threads: Math.max(1, Math.min(2, availableParallelism() - 1)),
   compileMs: 5_000,
   checkMs: 250,
+  // Samples are the echo stand-in's, made from the channel's own schema, not from what a sender
+  // posts: room for a large schema, still bounded.
+  sampleMs: 1_000,
 };
 
 // A thread's heap holds compiled schemas and one parsed reply (at most a few MB of JSON).
@@ -31,7 +36,7 @@ const THREAD_HEAP_MB = 256;
 
 interface Job {
   task: SchemaTask;
-  resolve: (problem: string | undefined) => void;
+  resolve: (answer: TaskAnswer) => void;
   reject: (error: Error) => void;
 }
 
@@ -50,16 +55,25 @@ export class SchemaThreads {
   constructor(private readonly limits: SchemaThreadLimits = DEFAULT_LIMITS) {}
 
   /** Why a schema (JSON text) cannot be used, or undefined when it compiles. */
-  compile(schema: string): Promise<string | undefined> {
-    return this.run({ schema });
+  async compile(schema: string): Promise<string | undefined> {
+    return (await this.run({ schema })).problem ?? undefined;
   }
 
   /** Why a reply (JSON text) does not fit a schema (JSON text), or undefined when it does. */
-  check(schema: string, reply: string): Promise<string | undefined> {
-    return this.run({ schema, reply });
+  async check(schema: string, reply: string): Promise<string | undefined> {
+    return (await this.run({ schema, reply })).problem ?? undefined;
   }
 
-  private run(task: SchemaTask): Promise<string | undefined> {
+  /**
+   * JSON text valid against a schema (JSON text), the same for the same seed, or why none could
+   * be made (the echo stand-in's structured replies).
+   */
+  async sample(schema: string, seed: number): Promise<{ sample: string } | { problem: string }> {
+    const { problem, sample } = await this.run({ schema, seed });
+    return sample !== undefined ? { sample } : { problem: problem ?? 'no sample was made' };
+  }
+
+  private run(task: SchemaTask): Promise<TaskAnswer> {
     return new Promise((resolve, reject) => {
       this.queue.push({ task, resolve, reject });
       this.dispatch();
@@ -93,11 +107,7 @@ export class SchemaThreads {
       const job = thread.running?.job;
       if (!job) return;
       thread.running = undefined;
-      job.resolve(
-        job.task.reply === undefined
-          ? `compiling it took longer than ${ms / 1000} s`
-          : `the check of the reply against the schema did not finish within ${ms} ms`,
-      );
+      job.resolve({ problem: overrun(job.task, ms) });
       void this.end(thread, 'overran');
     }, ms);
   }
@@ -120,11 +130,15 @@ export class SchemaThreads {
     if (running?.id !== message.id) return;
     clearTimeout(running.timer);
     if ('checking' in message) {
-      running.timer = this.overrunAfter(thread, this.limits.checkMs);
+      const { seed } = running.job.task;
+      running.timer = this.overrunAfter(
+        thread,
+        seed === undefined ? this.limits.checkMs : this.limits.sampleMs,
+      );
       return;
     }
     thread.running = undefined;
-    running.job.resolve(message.problem ?? undefined);
+    running.job.resolve({ problem: message.problem, sample: message.sample });
     this.dispatch();
   }
 
@@ -135,7 +149,7 @@ export class SchemaThreads {
     thread.running = undefined;
     if (running) {
       clearTimeout(running.timer);
-      running.job.resolve(`the check stopped: ${why}`);
+      running.job.resolve({ problem: `the check stopped: ${why}` });
     }
     if (!thread.ready) {
       // A thread that cannot even start would fail its replacements the same way.
@@ -147,6 +161,15 @@ export class SchemaThreads {
     }
     await thread.worker.terminate();
   }
+}
+
+/** Why a task that overran its time limit has no answer. */
+function overrun(task: SchemaTask, ms: number): string {
+  if (task.seed !== undefined) return `making a sample reply did not finish within ${ms} ms`;
+  if (task.reply !== undefined) {
+    return `the check of the reply against the schema did not finish within ${ms} ms`;
+  }
+  return `compiling it took longer than ${ms / 1000} s`;
 }
 
 /**

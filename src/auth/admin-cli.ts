@@ -5,6 +5,8 @@ import { ConfigError, loadConfig } from '../platform/config.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
 import { newToken } from '../platform/secrets.js';
+import { KEY_FILE_NAME, openSecretBox } from '../secrets/secrets-key.js';
+import { rotateStoredSecrets } from '../secrets/stored-secrets.js';
 import { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { AdminsService, MIN_PASSWORD_LENGTH } from './admins-service.js';
 import { SessionsService } from './sessions-service.js';
@@ -16,8 +18,10 @@ import { SessionsService } from './sessions-service.js';
  * address never makes one. The password is read from standard input when it is not a terminal
  * (`echo "$PASSWORD" | npm run admin -- set-password ...`); at a terminal one is generated and
  * printed once. The admin's sessions end: whoever knew the old password is out.
+ *
+ * `npm run admin -- rotate-secrets`: encrypts every stored secret again with SECRETS_KEY.
  */
-const USAGE = 'usage: npm run admin -- set-password [--create] <email>';
+const USAGE = 'usage: npm run admin -- set-password [--create] <email> | rotate-secrets';
 
 const HELP = `${USAGE}
 
@@ -28,12 +32,22 @@ a terminal; at a terminal one is generated and printed once. The admin's panel s
   --create   create the admin, in the default workspace, when nobody has the address
              (without it, an unknown address is an error and nothing is created)
   --help     show this text
+
+npm run admin -- rotate-secrets
+
+Encrypts every secret stored in the database again with SECRETS_KEY (on the embedded database
+without it, with DATA_DIR/secrets.key), reading each with SECRETS_KEY or SECRETS_KEY_PREVIOUS,
+in one transaction: a secret neither key opens is an error, named, and nothing is changed.
+Prints how many secrets it encrypted again.
 `;
 
 // The rule browsers apply to an e-mail field: a domain without a dot (admin@localhost) is one.
 const emailAddress = z.email({ pattern: z.regexes.html5Email });
 
-type Command = { kind: 'help' } | { kind: 'set-password'; email: string; create: boolean };
+type Command =
+  | { kind: 'help' }
+  | { kind: 'set-password'; email: string; create: boolean }
+  | { kind: 'rotate-secrets' };
 
 function parseCommand(args: string[]): Command | undefined {
   let parsed;
@@ -48,6 +62,8 @@ function parseCommand(args: string[]): Command | undefined {
   }
   if (parsed.values.help) return { kind: 'help' };
   const [command, email, ...rest] = parsed.positionals;
+  if (command === 'rotate-secrets' && !email && !parsed.values.create)
+    return { kind: 'rotate-secrets' };
   if (command !== 'set-password' || !email || rest.length > 0) return undefined;
   return { kind: 'set-password', email, create: parsed.values.create === true };
 }
@@ -56,6 +72,7 @@ async function main(args: string[]): Promise<void> {
   const command = parseCommand(args);
   if (!command) return fail(`${USAGE} (--help says more)`, 2);
   if (command.kind === 'help') return void process.stdout.write(HELP);
+  if (command.kind === 'rotate-secrets') return rotateSecrets();
   const { email, create } = command;
   if (!emailAddress.safeParse(email).success) return fail(`"${email}" is not an e-mail address`);
   const config = loadConfig();
@@ -90,6 +107,24 @@ async function main(args: string[]): Promise<void> {
       process.stdout.write(`${password}\n`);
     }
     process.stderr.write(`Sign in at ${config.publicBaseUrl}/login\n`);
+  } finally {
+    await db.close();
+  }
+}
+
+async function rotateSecrets(): Promise<void> {
+  const config = loadConfig();
+  if (config.databaseUrl === 'memory://')
+    return fail('DATABASE_URL=memory:// keeps no secrets beyond its process: nothing to rotate');
+  const db = await openDatabase(config);
+  try {
+    await migrate(db);
+    const { box, source } = await openSecretBox(config, db.kind);
+    if (!box.encrypts)
+      return fail('SECRETS_KEY is not set: there is no key to encrypt the stored secrets with');
+    const count = await rotateStoredSecrets(db, box);
+    const key = source === 'SECRETS_KEY' ? 'SECRETS_KEY' : `${config.dataDir}/${KEY_FILE_NAME}`;
+    process.stdout.write(`Re-encrypted ${count} stored secrets with ${key}.\n`);
   } finally {
     await db.close();
   }

@@ -55,27 +55,18 @@ export interface EventSize {
  * decides how many events fit in one answer before loading them with `eventsByIds`.
  */
 export async function listEventSizes(db: Queryable, query: EventQuery): Promise<EventSize[]> {
-  const params: unknown[] = [];
-  const param = (value: unknown) => `$${params.push(value)}`;
-  const where = eventsWhere(query, param);
-  if (query.after !== undefined) {
-    where.push(
-      `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,
-    );
-  }
-  const { rows } = await db.query<{ id: string; bytes: number }>(
-    `select id, ${TEXT_BYTES} as bytes
-     from events
-     where ${where.join(' and ')}
-     order by received_at desc, id desc
-     limit ${param(query.limit)}`,
-    params,
-  );
+  const { rows } = await db.query<EventSize>(...pageStatement(query, `id, ${TEXT_BYTES} as bytes`));
   return rows;
 }
 
 /** Whole events of a listing, newest first (see listEventSizes for the order and conditions). */
 export async function listEvents(db: Queryable, query: EventQuery): Promise<EventRow[]> {
+  const { rows } = await db.query<EventRow>(...pageStatement(query, EVENT_COLUMNS));
+  return rows;
+}
+
+/** One page of a listing's `columns`, after the cursor when there is one. */
+function pageStatement(query: EventQuery, columns: string): [string, unknown[]] {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
   const where = eventsWhere(query, param);
@@ -84,14 +75,11 @@ export async function listEvents(db: Queryable, query: EventQuery): Promise<Even
       `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,
     );
   }
-  const { rows } = await db.query<EventRow>(
-    `select ${EVENT_COLUMNS} from events
+  const text = `select ${columns} from events
      where ${where.join(' and ')}
      order by received_at desc, id desc
-     limit ${param(query.limit)}`,
-    params,
-  );
-  return rows;
+     limit ${param(query.limit)}`;
+  return [text, params];
 }
 
 /** How many events match, counting no further than `cap` (so a count of millions stays cheap). */

@@ -1,5 +1,6 @@
 import type { AiSettings } from '../ai/ai-settings.js';
 import type { Queryable } from '../db/database.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
 import type { DedupSettings, VerificationSettings } from './sender-settings.js';
 
@@ -40,7 +41,11 @@ export interface NewChannel {
   reply: ReplyChanges;
 }
 
-export async function insertChannel(db: Queryable, channel: NewChannel): Promise<ChannelRow> {
+export async function insertChannel(
+  db: Queryable,
+  secrets: SecretBox,
+  channel: NewChannel,
+): Promise<ChannelRow> {
   const { senders } = channel;
   const { rows } = await db.query<ChannelRow>(
     `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
@@ -60,12 +65,12 @@ export async function insertChannel(db: Queryable, channel: NewChannel): Promise
       channel.token,
       channel.tokenHash,
       senders.verification ? JSON.stringify(senders.verification) : null,
-      senders.secret ?? null,
+      secrets.seal(senders.secret),
       senders.allowedIps ?? null,
       senders.dedup ? JSON.stringify(senders.dedup) : null,
       channel.reply.url ?? null,
       channel.reply.enabled ?? null,
-      channel.reply.secret,
+      secrets.seal(channel.reply.secret),
       JSON.stringify(channel.ai),
     ],
   );
@@ -115,6 +120,7 @@ export interface ChannelChanges {
 /** The stored settings a change of sender settings is checked against (the secret included). */
 export async function findSenderSettings(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
 ): Promise<StoredSenderSettings | undefined> {
@@ -123,11 +129,13 @@ export async function findSenderSettings(
      where workspace_id = $1 and id = $2 and deleted_at is null`,
     [workspaceId, id],
   );
-  return rows[0];
+  const row = rows[0];
+  return row && { ...row, secret: secrets.open(row.secret) };
 }
 
 export async function updateChannel(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
   changes: ChannelChanges,
@@ -159,13 +167,13 @@ export async function updateChannel(
       changes.template ?? null,
       changes.enabled ?? null,
       senders?.verification ? JSON.stringify(senders.verification) : null,
-      senders?.secret ?? null,
+      secrets.seal(senders?.secret),
       senders?.allowedIps ?? null,
       senders?.dedup ? JSON.stringify(senders.dedup) : null,
       changes.reply.url !== undefined,
       changes.reply.url ?? null,
       changes.reply.enabled ?? null,
-      changes.reply.secret,
+      secrets.seal(changes.reply.secret),
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
     ],
   );

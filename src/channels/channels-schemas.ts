@@ -33,16 +33,8 @@ export const createChannelSchema = z.strictObject({
   ai: aiSettingsInputSchema.nullish(),
 });
 
-export const updateChannelSchema = z.strictObject({
-  name: name.optional(),
-  template: template.optional(),
-  enabled: z.boolean().optional(),
-  verification: verificationSchema.optional(),
-  allowed_ips: allowedIpsSchema.optional(),
-  dedup: dedupSchema.optional(),
-  reply_delivery: replyDelivery.optional(),
-  ai: aiSettingsInputSchema.nullish(),
-});
+/** A PATCH: the members of a create, each optional; members left out keep their value. */
+export const updateChannelSchema = createChannelSchema.partial();
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
 

@@ -9,6 +9,7 @@ import {
 import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
@@ -63,6 +64,8 @@ export interface ChannelsOptions {
 export class ChannelsService {
   constructor(
     private readonly db: Database,
+    /** Seals the channels' secrets in the database, and opens them. */
+    private readonly secrets: SecretBox,
     private readonly options: ChannelsOptions,
   ) {}
 
@@ -107,10 +110,10 @@ export class ChannelsService {
     };
     const names = namedProviders(ai);
     const row = names.every((name) => name === DEFAULT_PROVIDER)
-      ? await repo.insertChannel(this.db, channel)
+      ? await repo.insertChannel(this.db, this.secrets, channel)
       : await this.db.transaction(async (tx) => {
           await this.options.requireProviders(tx, workspaceId, names);
-          return repo.insertChannel(tx, channel);
+          return repo.insertChannel(tx, this.secrets, channel);
         });
     return this.toChannel(row);
   }
@@ -145,7 +148,7 @@ export class ChannelsService {
     const write = async (db: Queryable) => {
       let senders;
       if (verification || allowed_ips || dedup) {
-        const stored = await repo.findSenderSettings(db, workspaceId, id);
+        const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
         if (!stored) throw notFound('This channel');
         senders = senderChanges(stored, { verification, allowed_ips, dedup });
       }
@@ -157,7 +160,12 @@ export class ChannelsService {
         merged = mergeAiSettings(toAiSettings(current.ai), ai);
         await this.options.requireProviders(db, workspaceId, namedProviders(merged));
       }
-      return repo.updateChannel(db, workspaceId, id, { ...plain, senders, reply, ai: merged });
+      return repo.updateChannel(db, this.secrets, workspaceId, id, {
+        ...plain,
+        senders,
+        reply,
+        ai: merged,
+      });
     };
     const row = ai === undefined ? await write(this.db) : await this.db.transaction(write);
     if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { shutdownBudget } from '../platform/shutdown.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 
@@ -11,6 +12,7 @@ export interface DeliveryWorkerDeps {
   db: Database;
   log: Logger;
   eventsStore: EventsStore;
+  secrets: SecretBox;
 }
 
 /** Room for the database writes around one send before another worker may take the message. */
@@ -29,6 +31,7 @@ export function createDeliveryWorker(
   return new DeliveryWorker({
     db: ctx.db,
     events: ctx.eventsStore,
+    secrets: ctx.secrets,
     client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
     log: ctx.log,
     concurrency: config.workerConcurrency,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { DeliveryState } from './delivery-states.js';
 
 /** The latest delivery of an event, with whether its channel's delivery is on right now. */
@@ -75,6 +76,7 @@ export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<A
 /** The channel's signing secret, made now if it has none yet; undefined for no such channel. */
 export async function ensureReplySecret(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   channelId: string,
   fresh: string,
@@ -88,9 +90,10 @@ export async function ensureReplySecret(
      )
      select coalesce((select reply_secret from made), reply_secret) as reply_secret
      from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
-    [workspaceId, channelId, fresh],
+    [workspaceId, channelId, secrets.seal(fresh)],
   );
-  return rows[0]?.reply_secret ?? undefined;
+  const stored = rows[0]?.reply_secret;
+  return stored ? secrets.open(stored) : undefined;
 }
 
 /**
@@ -99,6 +102,7 @@ export async function ensureReplySecret(
  */
 export async function rotateReplySecret(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   channelId: string,
   fresh: string,
@@ -106,6 +110,7 @@ export async function rotateReplySecret(
 ): Promise<string | undefined> {
   const { rows } = await db.query<{ reply_secret: string }>(
     `update channels set
+       -- moved sealed as it is: the keys that opened it still do
        reply_previous_secret = reply_secret,
        reply_previous_until = case when reply_secret is null then null
          else now() + $4::integer * interval '1 hour' end,
@@ -113,7 +118,8 @@ export async function rotateReplySecret(
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning reply_secret`,
-    [workspaceId, channelId, fresh, overlapHours],
+    [workspaceId, channelId, secrets.seal(fresh), overlapHours],
   );
-  return rows[0]?.reply_secret;
+  const stored = rows[0]?.reply_secret;
+  return stored && secrets.open(stored);
 }

@@ -2,6 +2,7 @@ import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import type { EventDelivery } from '../events/event-object.js';
 import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import * as repo from './deliveries-repo.js';
 import { deliveriesOfEvents, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';
@@ -19,12 +20,22 @@ export interface DeliveryAttempt {
 
 /** Reply delivery seen from the API and the panel: secrets, states, attempts, "deliver again". */
 export class DeliveriesService {
-  constructor(private readonly db: Queryable) {}
+  constructor(
+    private readonly db: Queryable,
+    /** Seals the channels' reply secrets in the database, and opens them. */
+    private readonly secrets: SecretBox,
+  ) {}
 
   /** The channel's signing secret (`whsec_...`), made on first use. */
   async replySecret(workspaceId: string, channelId: string): Promise<string> {
     const secret = ROW_ID.test(channelId)
-      ? await repo.ensureReplySecret(this.db, workspaceId, channelId, newSigningSecret())
+      ? await repo.ensureReplySecret(
+          this.db,
+          this.secrets,
+          workspaceId,
+          channelId,
+          newSigningSecret(),
+        )
       : undefined;
     if (!secret) throw notFound('This channel');
     return secret;
@@ -35,6 +46,7 @@ export class DeliveriesService {
     const secret = ROW_ID.test(channelId)
       ? await repo.rotateReplySecret(
           this.db,
+          this.secrets,
           workspaceId,
           channelId,
           newSigningSecret(),

@@ -5,6 +5,7 @@ import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { QueueLoop } from '../queue/queue-loop.js';
 import { attemptDelivery, type AttemptDeps } from './delivery-attempt.js';
@@ -30,6 +31,8 @@ export interface DeliveryWorkerOptions {
   /** Where the events of the messages are read (a message carries its event). */
   events: EventsStore;
   client: OutboundClient;
+  /** Opens the channels' reply secrets the messages are signed with. */
+  secrets: SecretBox;
   log: Logger;
   /** Most messages in flight at once. */
   concurrency: number;
@@ -112,7 +115,13 @@ export class DeliveryWorker {
   }
 
   private async claim(limit: number): Promise<ReadyMessage[]> {
-    const claimed = await claimDeliveries(this.options.db, this.id, limit, this.options.leaseMs);
+    const claimed = await claimDeliveries(
+      this.options.db,
+      this.options.secrets,
+      this.id,
+      limit,
+      this.options.leaseMs,
+    );
     const bodies = await this.bodiesOf(claimed);
     return claimed.map((delivery) => ({
       id: delivery.id,

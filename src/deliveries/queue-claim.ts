@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { DeliveryType } from './delivery-states.js';
 
 /** A delivery reserved for one worker, with everything its attempt needs. */
@@ -30,7 +31,8 @@ export interface ClaimedDelivery {
  *   which go out again with the same webhook-id.
  * - Only channels whose delivery is on: messages of a channel that answered 410, was turned off
  *   or lost its URL stay pending ("held") and go out once it is on again.
- * - The URL and secrets are read here, so an attempt uses the channel's settings of now.
+ * - The URL and secrets are read here, so an attempt uses the channel's settings of now; the
+ *   secrets are opened here too, once per claim.
  * - Prepared under a name, unlike the events queue's statements: its generic plan walks the queue
  *   index from its head, whatever the backlog. Planned for each call on a table PostgreSQL has no
  *   statistics for yet, it read the whole backlog to claim a few (docs/scaling.md, "The worker's
@@ -39,6 +41,7 @@ export interface ClaimedDelivery {
  */
 export async function claimDeliveries(
   db: Queryable,
+  secrets: SecretBox,
   workerId: string,
   limit: number,
   leaseMs: number,
@@ -68,5 +71,9 @@ export async function claimDeliveries(
     [workerId, limit, leaseMs],
     { name: 'claim-deliveries' },
   );
-  return rows;
+  return rows.map((row) => ({
+    ...row,
+    secret: secrets.open(row.secret),
+    previous_secret: secrets.open(row.previous_secret),
+  }));
 }

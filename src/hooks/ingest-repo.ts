@@ -1,5 +1,6 @@
 import type { Queryable, QueryOptions } from '../db/database.js';
 import type { DedupSettings, VerificationSettings } from '../channels/sender-settings.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 
 export interface ReceivingChannel {
   id: string;
@@ -7,7 +8,7 @@ export interface ReceivingChannel {
   enabled: boolean;
   webhook_token_hash: string;
   verification: VerificationSettings;
-  /** Read only to check signatures; it never leaves the receiver. */
+  /** Read only to check signatures, opened once per lookup; it never leaves the receiver. */
   verification_secret: string | null;
   allowed_ips: string[];
   dedup: DedupSettings;
@@ -17,6 +18,7 @@ export interface ReceivingChannel {
 
 export async function findReceivingChannel(
   db: Queryable,
+  secrets: SecretBox,
   by: { tokenHash: string } | { id: string },
   options?: QueryOptions,
 ): Promise<ReceivingChannel | undefined> {
@@ -30,5 +32,7 @@ export async function findReceivingChannel(
     [value],
     options,
   );
-  return rows[0];
+  const channel = rows[0];
+  if (channel) channel.verification_secret = secrets.open(channel.verification_secret);
+  return channel;
 }

@@ -1,6 +1,7 @@
 import type { Histogram } from 'prom-client';
 import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
@@ -32,6 +33,8 @@ export class IngestService implements IntakeParts {
 
   constructor(
     private readonly db: Database,
+    /** Opens the channels' verification secrets, once per lookup (the cache keeps them open). */
+    private readonly secrets: SecretBox,
     config: Pick<Config, 'bodyLimitBytes' | 'bodyTimeoutMs' | 'syncWaitMaxS'>,
     /** Times each batch's write (the metrics' eventBatchWrites). */
     batchWrites: Pick<Histogram, 'startTimer'>,
@@ -115,14 +118,19 @@ export class IngestService implements IntakeParts {
 
   /** The receiving side of a channel the caller already knows by id (the panel). */
   findChannelById(channelId: string): Promise<repo.ReceivingChannel | undefined> {
-    return repo.findReceivingChannel(this.db, { id: channelId });
+    return repo.findReceivingChannel(this.db, this.secrets, { id: channelId });
   }
 
   private async lookUp(
     tokenHash: string,
     deadline: number,
   ): Promise<repo.ReceivingChannel | undefined> {
-    const channel = await repo.findReceivingChannel(this.db, { tokenHash }, { deadline });
+    const channel = await repo.findReceivingChannel(
+      this.db,
+      this.secrets,
+      { tokenHash },
+      { deadline },
+    );
     if (channel) this.cache.set(channel);
     return channel;
   }

@@ -1,5 +1,6 @@
 import type { CookieOptions, Request, Response } from 'express';
 import type { Config } from '../platform/config.js';
+import { newToken } from '../platform/secrets.js';
 
 /** The panel's two cookies. Over HTTPS they get the `__Host-` prefix: Secure, this host, path /. */
 export interface PanelCookies {
@@ -39,4 +40,17 @@ export function setCookie(res: Response, cookies: PanelCookies, name: string, va
 
 export function clearCookie(res: Response, cookies: PanelCookies, name: string): void {
   res.clearCookie(name, cookies.options);
+}
+
+/**
+ * The CSRF token of the forms shown before a session exists (sign-in, invitation): one per
+ * browser, kept in the login cookie, so several open tabs all work.
+ */
+export function loginFormToken(req: Request, res: Response, cookies: PanelCookies): string {
+  let token = readCookie(req, cookies.login);
+  if (!token) {
+    token = newToken(256);
+    setCookie(res, cookies, cookies.login, token);
+  }
+  return token;
 }

@@ -1,9 +1,15 @@
 import { Router, type Request, type Response } from 'express';
 import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
 import type { OpenInvitation } from '../auth/invitations-service.js';
-import { newToken, sameSecret } from '../platform/secrets.js';
+import { sameSecret } from '../platform/secrets.js';
 import type { PanelServices } from './panel-services.js';
-import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
+import {
+  clearCookie,
+  loginFormToken,
+  readCookie,
+  setCookie,
+  type PanelCookies,
+} from './cookies.js';
 import { formField } from './panel-auth.js';
 
 /**
@@ -27,12 +33,7 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
       errors?: Record<string, string>;
     },
   ) => {
-    // Like the sign-in form: a token from a cookie of this browser guards the form.
-    let token = readCookie(req, cookies.login);
-    if (!token) {
-      token = newToken(256);
-      setCookie(res, cookies, cookies.login, token);
-    }
+    const token = loginFormToken(req, res, cookies);
     res.set('Cache-Control', 'no-store');
     res.set('Referrer-Policy', 'no-referrer');
     res.status(status).render('invitation', {

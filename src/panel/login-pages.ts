@@ -8,9 +8,15 @@ import {
 } from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
 import { failOpenRedisStore, rateLimitLogger } from '../platform/redis-store.js';
-import { clearCookie, readCookie, setCookie, type PanelCookies } from './cookies.js';
+import {
+  clearCookie,
+  loginFormToken,
+  readCookie,
+  setCookie,
+  type PanelCookies,
+} from './cookies.js';
 import { localPath } from './local-path.js';
-import { newToken, sameSecret } from '../platform/secrets.js';
+import { sameSecret } from '../platform/secrets.js';
 import { checkCsrf, formField, requireAdmin } from './panel-auth.js';
 
 const LOGIN_WINDOW_MS = 15 * 60_000;
@@ -31,12 +37,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     status: number,
     view: { email?: string; error?: string; notice?: string },
   ) => {
-    // One token per browser until it signs in, so several open sign-in tabs all work.
-    let token = readCookie(req, cookies.login);
-    if (!token) {
-      token = newToken(256);
-      setCookie(res, cookies, cookies.login, token);
-    }
+    const token = loginFormToken(req, res, cookies);
     res.set('Cache-Control', 'no-store');
     res.status(status).render('login', {
       title: 'Sign in',

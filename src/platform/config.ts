@@ -49,6 +49,27 @@ const durationList = z.string().transform((value, ctx) => {
   return parsed.map((match) => Number(match?.[1]) * (units[match?.[2] ?? 'ms'] ?? 1));
 });
 
+/**
+ * A key of 32 bytes, as 64 hex digits or base64 (standard or URL-safe alphabet), kept as hex: the
+ * config is frozen, which a Buffer cannot be.
+ */
+const secretsKey = optionalText.transform((value, ctx) => {
+  if (value === undefined) return undefined;
+  const bytes = /^[0-9a-fA-F]{64}$/.test(value)
+    ? Buffer.from(value, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(value)
+      ? Buffer.from(value, 'base64')
+      : undefined;
+  if (bytes?.length !== 32) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be 32 bytes written as 64 hex digits or in base64 (openssl rand -hex 32)',
+    });
+    return z.NEVER;
+  }
+  return bytes.toString('hex');
+});
+
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const envSchema = z
@@ -72,6 +93,8 @@ const envSchema = z
     ADMIN_API_KEY: optionalText.pipe(
       z.string().min(16, 'must be at least 16 characters long').optional(),
     ),
+    SECRETS_KEY: secretsKey,
+    SECRETS_KEY_PREVIOUS: secretsKey,
     ADMIN_EMAIL: optionalText.pipe(z.email('must be an e-mail address').optional()),
     ADMIN_PASSWORD: optionalText.pipe(
       z.string().min(8, 'must be at least 8 characters long').optional(),
@@ -83,7 +106,7 @@ const envSchema = z
     RATE_LIMIT_PER_IP: integer(1).default(1200),
     BODY_LIMIT: byteSize.default(bytes.parse('1mb') as number),
     DECODE_MEMORY_LIMIT: byteSize.default(bytes.parse('256mb') as number),
-    AI_PROVIDER: z.enum(['echo', 'openai']).default('echo'),
+    AI_PROVIDER: z.enum(['echo', 'openai', 'anthropic']).default('echo'),
     AI_BASE_URL: optionalText.pipe(httpUrl.optional()),
     AI_API_KEY: optionalText,
     AI_MODEL: optionalText,
@@ -113,13 +136,19 @@ const envSchema = z
       .default('info'),
   })
   .superRefine((env, ctx) => {
-    if (env.AI_PROVIDER !== 'openai') return;
-    for (const name of ['AI_BASE_URL', 'AI_MODEL'] as const) {
+    // Anthropic's API has one address (the default) and always wants a key; OpenAI-compatible
+    // servers are wherever the operator runs them, some without keys.
+    const required = {
+      echo: [],
+      openai: ['AI_BASE_URL', 'AI_MODEL'],
+      anthropic: ['AI_MODEL', 'AI_API_KEY'],
+    } as const;
+    for (const name of required[env.AI_PROVIDER]) {
       if (!env[name]) {
         ctx.addIssue({
           code: 'custom',
           path: [name],
-          message: 'is required when AI_PROVIDER=openai',
+          message: `is required when AI_PROVIDER=${env.AI_PROVIDER}`,
         });
       }
     }
@@ -159,6 +188,12 @@ const configSchema = envSchema.transform((e) => ({
   dataDir: e.DATA_DIR,
   redisUrl: e.REDIS_URL,
   adminApiKey: e.ADMIN_API_KEY,
+  /**
+   * The keys of the secrets stored in the database, as hex (see src/secrets/): `key` seals them,
+   * `previousKey` still opens what an earlier key sealed. Without `key` the embedded database
+   * generates one; PostgreSQL stores secrets as they are.
+   */
+  secrets: { key: e.SECRETS_KEY, previousKey: e.SECRETS_KEY_PREVIOUS },
   admin:
     e.ADMIN_EMAIL && e.ADMIN_PASSWORD
       ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import type { ProviderKind } from './provider-kinds.js';
 
 export interface ProviderRow {
@@ -43,11 +44,12 @@ export async function findProvider(
 }
 
 /**
- * The providers of a workspace with their keys: the one statement that reads `api_key`.
+ * The providers of a workspace with their keys, opened: the one statement that reads `api_key`.
  * `id` narrows it to one provider.
  */
 export async function providersWithKeys(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id?: string,
 ): Promise<ProviderWithKey[]> {
@@ -56,19 +58,20 @@ export async function providersWithKeys(
      where workspace_id = $1 and ($2::bigint is null or id = $2::bigint)`,
     [workspaceId, id ?? null],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, api_key: secrets.open(row.api_key) }));
 }
 
-/** The one statement that writes `api_key`: a key, or null to clear it. */
+/** The one statement that writes `api_key`, sealed: a key, or null to clear it. */
 export async function writeApiKey(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
   apiKey: string | null,
 ): Promise<void> {
   await db.query(
     `update providers set api_key = $3, updated_at = now() where workspace_id = $1 and id = $2`,
-    [workspaceId, id, apiKey],
+    [workspaceId, id, secrets.seal(apiKey)],
   );
 }
 

@@ -4,6 +4,7 @@ import { createAiProvider, createProviderOf } from '../ai/create-provider.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { Config } from '../platform/config.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
@@ -38,6 +39,8 @@ export interface ProvidersOptions {
 export class ProvidersService {
   constructor(
     private readonly db: Database,
+    /** Seals the providers' API keys in the database, and opens them. */
+    private readonly secrets: SecretBox,
     private readonly options: ProvidersOptions,
   ) {}
 
@@ -78,7 +81,7 @@ export class ProvidersService {
       });
       if (!inserted) throw providerErrors.nameTaken(input.name);
       if (!input.api_key) return inserted;
-      await repo.writeApiKey(tx, workspaceId, inserted.id, input.api_key);
+      await repo.writeApiKey(tx, this.secrets, workspaceId, inserted.id, input.api_key);
       return { ...inserted, api_key_set: true };
     });
     this.options.onChanged?.(workspaceId);
@@ -108,7 +111,7 @@ export class ProvidersService {
         throw error;
       }
       if (changes.api_key === undefined) return updated;
-      await repo.writeApiKey(tx, workspaceId, id, changes.api_key);
+      await repo.writeApiKey(tx, this.secrets, workspaceId, id, changes.api_key);
       return { ...updated, api_key_set: changes.api_key !== null };
     });
     this.options.onChanged?.(workspaceId);
@@ -140,7 +143,7 @@ export class ProvidersService {
 
   /** The workspace's providers with their keys, for the worker to call. */
   async withKeys(workspaceId: string): Promise<repo.ProviderWithKey[]> {
-    return repo.providersWithKeys(this.db, workspaceId);
+    return repo.providersWithKeys(this.db, this.secrets, workspaceId);
   }
 
   /** An AI provider for stored settings (its key included); `model` is its last-resort model. */
@@ -163,7 +166,7 @@ export class ProvidersService {
     let instance: AiProvider;
     if (id === DEFAULT_PROVIDER) instance = createAiProvider(this.options.ai);
     else {
-      const [row] = await repo.providersWithKeys(this.db, workspaceId, id);
+      const [row] = await repo.providersWithKeys(this.db, this.secrets, workspaceId, id);
       instance = this.instanceOf(orNotFound(row), model);
     }
     const started = performance.now();

@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { chatCompletion, FakeAiServer, type FakeReply } from '../support/fake-ai-server.js';
+import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 // Two AI servers: `primary` is the server's own (the provider `default`), `second` a provider
@@ -257,5 +258,47 @@ describe('fallbacks within one attempt', () => {
     const [earlier] = replayed.history as Record<string, unknown>[];
     expect(earlier).toMatchObject({ provider: 'backup', model: 'backup-model' });
     expect((earlier?.calls as unknown[]).length).toBe(2);
+  });
+});
+
+describe('a workspace provider of kind anthropic', () => {
+  it('answers as a fallback through the Messages API, with its own key', async () => {
+    const claude = await FakeAnthropicServer.start();
+    try {
+      const added = await driver
+        .api('post', '/providers')
+        .send({
+          name: 'claude',
+          kind: 'anthropic',
+          base_url: claude.baseUrl,
+          api_key: claude.apiKey,
+        })
+        .expect(201);
+      const channel = await driver.createChannel({
+        name: 'Falls back to Claude',
+        ai: { fallbacks: [{ provider: 'claude', model: 'claude-fake' }] },
+      });
+      primary.enqueue({ status: 529 });
+      claude.enqueue({ text: 'Order 7 is confirmed.' });
+      const id = await receive(channel);
+      await createWorker(app.ctx).runOnce();
+
+      const stored = await event(id);
+      expect(stored).toMatchObject({
+        status: 'replied',
+        reply: 'Order 7 is confirmed.',
+        provider: 'claude',
+        model: 'claude-fake',
+      });
+      expect(stored.calls.map((c) => [c.provider, c.status, c.http_status])).toEqual([
+        ['default', 'error', 529],
+        ['claude', 'ok', 200],
+      ]);
+      expect(claude.requests[0]?.headers['x-api-key']).toBe(claude.apiKey);
+      await driver.api('delete', `/channels/${channel.id}`).expect(204);
+      await driver.api('delete', `/providers/${added.body.id}`).expect(204);
+    } finally {
+      await claude.close();
+    }
   });
 });

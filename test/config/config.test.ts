@@ -2,6 +2,16 @@ import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../src/platform/config.js';
 
+function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as Error).message;
+  }
+  throw new Error('no error');
+}
+
 describe('configuration', () => {
   it('has the documented defaults', () => {
     const config = parseConfig({});
@@ -61,6 +71,40 @@ describe('configuration', () => {
     );
   });
 
+  it('reads SECRETS_KEY and SECRETS_KEY_PREVIOUS as 32 bytes in hex or base64, and refuses any other length', () => {
+    const key = Buffer.from(Array.from({ length: 32 }, (_, i) => i * 7 + 200));
+    const hex = key.toString('hex');
+    for (const written of [
+      hex,
+      hex.toUpperCase(),
+      key.toString('base64'),
+      key.toString('base64url'),
+    ])
+      expect(parseConfig({ SECRETS_KEY: written, SECRETS_KEY_PREVIOUS: written }).secrets).toEqual({
+        key: hex,
+        previousKey: hex,
+      });
+    expect(parseConfig({}).secrets).toEqual({ key: undefined, previousKey: undefined });
+
+    const short = key.subarray(0, 31);
+    const long = Buffer.concat([key, key.subarray(0, 1)]);
+    for (const written of [
+      short.toString('hex'),
+      long.toString('hex'),
+      short.toString('base64'),
+      long.toString('base64'),
+      `${hex.slice(0, 63)}g`,
+      'a passphrase is not a key',
+    ]) {
+      for (const name of ['SECRETS_KEY', 'SECRETS_KEY_PREVIOUS']) {
+        const message = errorOf(() => parseConfig({ [name]: written }));
+        expect(message).toBe(
+          `${name} must be 32 bytes written as 64 hex digits or in base64 (openssl rand -hex 32)`,
+        );
+      }
+    }
+  });
+
   it('stops start-up with one line on stderr and exit code 1', () => {
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       env: { PATH: process.env.PATH, PORT: 'not-a-port', DATABASE_URL: 'memory://' },
@@ -71,5 +115,19 @@ describe('configuration', () => {
     expect(run.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^hookprompt: invalid configuration: PORT must be a whole number/),
     ]);
+  });
+
+  it('stops start-up naming SECRETS_KEY when it is not 32 bytes, without its value', () => {
+    const key = 'c2hvcnQga2V5IG9mIDI0IGJ5dGVzIQ==';
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      env: { PATH: process.env.PATH, SECRETS_KEY: key, DATABASE_URL: 'memory://' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      'hookprompt: invalid configuration: SECRETS_KEY must be 32 bytes written as 64 hex digits or in base64 (openssl rand -hex 32)',
+    );
+    expect(run.stdout + run.stderr).not.toContain(key);
   });
 });

@@ -64,6 +64,13 @@ describe('the providers of a workspace', () => {
       read_only: false,
     });
     expect(JSON.stringify(created)).not.toContain(SECRET_KEY);
+    // Stored sealed with SECRETS_KEY, like every secret the service keeps.
+    const { rows } = await app.ctx.db.query<{ api_key: string }>(
+      'select api_key from providers where id = $1',
+      [created.id],
+    );
+    expect(rows[0]?.api_key).toMatch(/^enc:v1:/);
+    expect(rows[0]?.api_key).not.toContain(SECRET_KEY);
 
     const patched = await driver
       .api('patch', `/providers/${created.id}`)

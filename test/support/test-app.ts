@@ -47,16 +47,18 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       done();
     },
   });
+  const ownsDatabase = !options.database;
+  const database = options.database ?? (await createTestDatabase());
   const config = parseConfig({
     // each app has a data directory of its own (the first admin's password may be written there)
     DATA_DIR: mkdtempSync(join(tmpdir(), 'hookprompt-test-')),
     ADMIN_API_KEY: TEST_ADMIN_KEY,
     PUBLIC_BASE_URL: baseUrl,
     LOG_LEVEL: 'info',
+    // the apps on one database share the key of its secrets
+    SECRETS_KEY: database.secretsKey,
     ...options.env,
   });
-  const ownsDatabase = !options.database;
-  const database = options.database ?? (await createTestDatabase());
   const ctx = await createContext(config, {
     db: database.db,
     log: createLogger(config.logLevel, sink),

@@ -12,6 +12,8 @@ export interface TestDatabase {
   db: Database;
   /** The PostgreSQL URL of this test's own database (undefined on PGlite). */
   url: string | undefined;
+  /** A SECRETS_KEY for the apps on this database (they share its secrets). */
+  secretsKey: string;
   drop(): Promise<void>;
 }
 
@@ -23,7 +25,7 @@ export interface TestDatabase {
 export async function createTestDatabase({ migrated = true } = {}): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
     const db = await openPglite(undefined);
-    return { db, url: undefined, drop: () => db.close() };
+    return { db, url: undefined, secretsKey: newSecretsKey(), drop: () => db.close() };
   }
   const name = `hookprompt_test_${randomBytes(6).toString('hex')}`;
   await adminQuery(`create database ${name}${migrated ? ` template ${TEMPLATE_DATABASE}` : ''}`);
@@ -32,6 +34,7 @@ export async function createTestDatabase({ migrated = true } = {}): Promise<Test
   return {
     db,
     url,
+    secretsKey: newSecretsKey(),
     async drop() {
       // Dropped even when closing fails, e.g. because a test closed the pool itself to see what
       // the service does without its database (`force` ends any connection still open).
@@ -43,6 +46,8 @@ export async function createTestDatabase({ migrated = true } = {}): Promise<Test
     },
   };
 }
+
+const newSecretsKey = () => randomBytes(32).toString('hex');
 
 export function databaseUrl(name: string): string {
   const url = new URL(testDatabaseUrl as string);

@@ -131,7 +131,7 @@ describe.skipIf(!testDatabaseUrl)(
     it('marks each message delivered by its id, reading none of the backlog', async () => {
       const addMessages = await deliveringChannel();
       const deliverOne = async () => {
-        const [claimed] = await claimDeliveries(worker, 'd1', 1, 60_000);
+        const [claimed] = await claimDeliveries(worker, app.ctx.secrets, 'd1', 1, 60_000);
         if (!claimed) throw new Error('nothing to claim');
         return readBy('deliveries_queue_idx', async () => {
           const sent = { deliveryId: claimed.id, status: 200, durationMs: 5 };
@@ -153,7 +153,7 @@ describe.skipIf(!testDatabaseUrl)(
       const deliverSome = async (limit: number) => {
         let claimed: ClaimedDelivery[] = [];
         const read = await readBy('deliveries_queue_idx', async () => {
-          claimed = await claimDeliveries(worker, 'd1', limit, 60_000);
+          claimed = await claimDeliveries(worker, app.ctx.secrets, 'd1', limit, 60_000);
         });
         const sent = claimed.map((d) => ({ deliveryId: d.id, status: 200, durationMs: 5 }));
         expect((await markDelivered(worker, 'd1', sent)).size).toBe(claimed.length);

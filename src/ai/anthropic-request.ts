@@ -1,0 +1,56 @@
+import type { AiRequest } from './ai-provider.js';
+import type { ResponseFormat } from './ai-settings.js';
+
+/** Anthropic's API wants `max_tokens` on every call; this is sent when the channel sets none. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
+
+/** The tool a structured reply is asked through: the model must call it, its input is the reply. */
+export const REPLY_TOOL = 'reply';
+
+type Message = { role: 'user' | 'assistant'; content: string };
+
+/**
+ * The Messages API body of one call: the system prompt (when there is one) beside the messages,
+ * the thread's earlier exchanges as user/assistant pairs, oldest first, then the prompt. A
+ * channel asking for JSON gets a forced call of the `reply` tool, whose input schema is the
+ * channel's: the API's way of holding a reply to a shape.
+ */
+export function messagesBody(request: AiRequest, model: string): Record<string, unknown> {
+  const messages: Message[] = [];
+  for (const turn of request.history) {
+    messages.push({ role: 'user', content: turn.prompt });
+    messages.push({ role: 'assistant', content: turn.reply });
+  }
+  messages.push({ role: 'user', content: request.prompt });
+  const body: Record<string, unknown> = {
+    model,
+    max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+  };
+  if (request.system) body.system = request.system;
+  body.messages = messages;
+  // Anthropic's temperatures run from 0 to 1; a channel may set up to 2 for other providers.
+  if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
+  const format = request.responseFormat;
+  if (format !== undefined && format !== 'text') {
+    body.tools = [replyTool(format)];
+    body.tool_choice = { type: 'tool', name: REPLY_TOOL };
+  }
+  return body;
+}
+
+function replyTool(format: Exclude<ResponseFormat, 'text'>): Record<string, unknown> {
+  if (format === 'json') {
+    return {
+      name: REPLY_TOOL,
+      description: 'Give your whole reply as this tool’s input: one JSON object.',
+      input_schema: { type: 'object' },
+    };
+  }
+  const schema = format.json_schema;
+  return {
+    name: REPLY_TOOL,
+    description: 'Give your whole reply as this tool’s input, valid against its input schema.',
+    // A boolean schema is not a tool schema; `true` allows any object, and `false` fails the check anyway.
+    input_schema: typeof schema === 'object' ? schema : { type: 'object' },
+  };
+}

@@ -1,0 +1,62 @@
+import type { TokenUsage } from './ai-provider.js';
+import { REPLY_TOOL } from './anthropic-request.js';
+
+interface ContentBlock {
+  type?: unknown;
+  text?: unknown;
+  name?: unknown;
+  input?: unknown;
+}
+
+/** The reply and usage of a Messages API answer, or what it lacked. */
+export type AnthropicAnswer = { text: string; usage: TokenUsage | null } | { missing: string };
+
+/**
+ * Reads an answer: a structured reply is the input of the forced `reply` tool call, as JSON
+ * text; a text reply is the answer's text blocks, joined.
+ */
+export function anthropicAnswer(text: string, structured: boolean): AnthropicAnswer {
+  let parsed: { content?: unknown; usage?: unknown };
+  try {
+    parsed = JSON.parse(text) as typeof parsed;
+  } catch {
+    return { missing: 'a message in it' };
+  }
+  const content = parsed?.content;
+  if (!Array.isArray(content)) return { missing: 'a message in it' };
+  const blocks = content as ContentBlock[];
+  const usage = anthropicUsage(parsed.usage);
+  if (structured) {
+    const call = blocks.find((block) => block?.type === 'tool_use' && block.name === REPLY_TOOL);
+    if (call === undefined || call.input === undefined) return { missing: 'the reply tool call' };
+    return { text: JSON.stringify(call.input), usage };
+  }
+  const texts = blocks.filter((block) => block?.type === 'text' && typeof block.text === 'string');
+  if (texts.length === 0) return { missing: 'a text reply in it' };
+  return { text: texts.map((block) => block.text as string).join(''), usage };
+}
+
+/**
+ * Anthropic counts cached input apart from the rest; a prompt's tokens are all three. Null when
+ * the answer reported neither input nor output.
+ */
+export function anthropicUsage(usage: unknown): TokenUsage | null {
+  if (!usage || typeof usage !== 'object') return null;
+  const counts = usage as Record<string, unknown>;
+  const count = (value: unknown) =>
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+  const input = count(counts.input_tokens);
+  const output = count(counts.output_tokens);
+  if (input === null && output === null) return null;
+  const prompt =
+    input === null
+      ? null
+      : input +
+        (count(counts.cache_creation_input_tokens) ?? 0) +
+        (count(counts.cache_read_input_tokens) ?? 0);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: output,
+    total_tokens: prompt === null || output === null ? null : prompt + output,
+  };
+}

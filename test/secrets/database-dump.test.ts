@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver, type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
+import { ReplyReceiver } from '../support/reply-receiver.js';
+import { nowSeconds, SIGNERS } from '../support/signers.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { databaseDump, foundIn, secretForms } from './secret-forms.js';
+
+let app: TestApp;
+let driver: Driver;
+let receiver: ReplyReceiver;
+
+beforeAll(async () => {
+  receiver = await ReplyReceiver.start();
+  app = await startTestApp({ env: { DELIVERY_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' } });
+  driver = new Driver(app);
+});
+afterAll(async () => {
+  await app.close();
+  await receiver.close();
+});
+
+/** A channel checking `signer`'s signatures, replying to the receiver; its reply secret. */
+async function signedChannel(signer: (typeof SIGNERS)[number]) {
+  const channel = await driver.createChannel({
+    name: signer.scheme,
+    verification: { ...signer.verification, secret: signer.secret },
+    reply_delivery: { url: receiver.url(`/${signer.scheme}`) },
+  });
+  const res = await driver.api('get', `/channels/${channel.id}/reply-secret`).expect(200);
+  return { channel, replySecret: res.body.secret as string };
+}
+
+async function sendSigned(channel: ChannelJson, signer: (typeof SIGNERS)[number], secret: string) {
+  const body = JSON.stringify({ order: { id: signer.scheme } });
+  const headers = await signer.sign(body, secret, nowSeconds());
+  return driver.sendEvent(channel.webhook_url, body, { headers });
+}
+
+/** Lets the worker answer and the delivery worker send until the receiver has `count` messages. */
+async function deliveredMessages(count: number) {
+  return eventually(
+    async () => {
+      await app.ctx.worker?.runOnce();
+      await app.ctx.deliveryWorker?.runOnce();
+      return receiver.messages.length >= count ? receiver.messages.slice(0, count) : undefined;
+    },
+    { what: `${count} reply messages` },
+  );
+}
+
+describe('secrets at rest', () => {
+  it('a dump of the database holds no sender or reply secret in any encoding, and all still sign and verify', async () => {
+    const channels = [];
+    for (const signer of SIGNERS) channels.push({ signer, ...(await signedChannel(signer)) });
+
+    // Senders sign with their own libraries; the receiver checks with the secrets it stored.
+    for (const { channel, signer } of channels) {
+      expect((await sendSigned(channel, signer, signer.secret)).status, signer.scheme).toBe(200);
+      expect((await sendSigned(channel, signer, signer.otherSecret)).status).toBe(401);
+    }
+    // The replies are signed with each channel's reply secret, as the reference library checks.
+    receiver.secrets = channels.map((c) => c.replySecret);
+    const messages = await deliveredMessages(channels.length);
+    for (const { signer, replySecret } of channels) {
+      const message = messages.find((m) => m.path === `/${signer.scheme}`);
+      expect(message?.verifiedWith, signer.scheme).toEqual([replySecret]);
+    }
+
+    // A rotated reply secret: both the new one and the one it replaced sign, and are stored.
+    const rotating = channels[0] as (typeof channels)[number];
+    const rotated = await driver
+      .api('post', `/channels/${rotating.channel.id}/reply-secret/rotate`)
+      .expect(200);
+    const newReplySecret = rotated.body.secret as string;
+    receiver.messages.length = 0;
+    receiver.secrets = [newReplySecret, rotating.replySecret];
+    expect(
+      (await sendSigned(rotating.channel, rotating.signer, rotating.signer.secret)).status,
+    ).toBe(200);
+    const [message] = await deliveredMessages(1);
+    expect(message?.verifiedWith).toEqual([newReplySecret, rotating.replySecret]);
+
+    const secrets = [...channels.flatMap((c) => [c.signer.secret, c.replySecret]), newReplySecret];
+    const dump = await databaseDump(app.database.db, app.database.url);
+    for (const secret of secrets) expect(foundIn(dump, secret), secret).toEqual([]);
+    // The search finds every form it looks for.
+    for (const form of secretForms(newReplySecret))
+      expect(foundIn(`…${form}…`, newReplySecret)).toContain(form);
+
+    const { rows } = await app.ctx.db.query<Record<string, string | null>>(
+      `select verification_secret, reply_secret, reply_previous_secret from channels
+       where id = any($1::bigint[])`,
+      [channels.map((c) => c.channel.id)],
+    );
+    const stored = rows.flatMap((row) => Object.values(row)).filter((v) => v !== null);
+    expect(stored).toHaveLength(channels.length * 2 + 1);
+    for (const value of stored) expect(value).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
+
+    // Neither the secrets nor the key that seals them are in the log, even at trace level.
+    const key = app.database.secretsKey;
+    for (const secret of [...secrets, key, Buffer.from(key, 'hex').toString('base64')])
+      expect(foundIn(app.logText(), secret), secret).toEqual([]);
+  });
+
+  it('seals a value anew each time: the same secret is never stored twice alike', async () => {
+    const signer = SIGNERS.find((s) => s.scheme === 'github') as (typeof SIGNERS)[number];
+    const a = await signedChannel(signer);
+    const b = await signedChannel(signer);
+    const { rows } = await app.ctx.db.query<{ verification_secret: string }>(
+      'select verification_secret from channels where id = any($1::bigint[]) order by id',
+      [[a.channel.id, b.channel.id]],
+    );
+    expect(rows).toHaveLength(2);
+    expect(rows[0]?.verification_secret).not.toBe(rows[1]?.verification_secret);
+    for (const { channel } of [a, b])
+      expect((await sendSigned(channel, signer, signer.secret)).status).toBe(200);
+  });
+});
