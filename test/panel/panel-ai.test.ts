@@ -41,6 +41,8 @@ describe('channel editor: AI section', () => {
     expect(saved.status).toBe(303);
     const channel = (await driver.api('get', `/channels/${id}`)).body;
     expect(channel.ai).toEqual({
+      provider: 'default',
+      fallbacks: [],
       model: 'gpt-support',
       system_prompt: 'You answer for {{shop}} about {{customer.tier}}.',
       temperature: 0.4,
