@@ -246,6 +246,50 @@ describe('fallbacks within one attempt', () => {
     );
   });
 
+  it('prices each call on its own and counts the spend under the provider that answered', async () => {
+    const channel = await channelWithBackup({
+      fallbacks: [{ provider: 'backup', model: 'priced-backup-model' }],
+    });
+    await driver
+      .api('put', '/prices/priced-backup-model')
+      .send({ input_per_mtok: 2, output_per_mtok: 8 })
+      .expect(200);
+    primary.enqueue({ status: 529 });
+    second.enqueue({
+      body: { ...chatCompletion('Priced'), usage: { prompt_tokens: 300, completion_tokens: 100 } },
+    });
+    const id = await receive(channel);
+    await createWorker(app.ctx).runOnce();
+
+    // (300 × 2 + 100 × 8) / 1e6
+    const cost = 0.0014;
+    const stored = await event(id);
+    expect(stored).toMatchObject({ status: 'replied', provider: 'backup' });
+    expect(stored.calls).toHaveLength(2);
+    expect(stored.calls[0]).toMatchObject({ provider: 'default', http_status: 529, usage: null });
+    expect(stored.calls[0]?.cost_usd).toBeNull();
+    expect(stored.calls[1]).toMatchObject({ provider: 'backup', model: 'priced-backup-model' });
+    expect(stored.calls[1]?.cost_usd).toBeCloseTo(cost, 12);
+    expect(stored.cost_usd).toBeCloseTo(cost, 12);
+
+    const spend = (await driver.api('get', '/spend').expect(200)).body as {
+      by_model: Record<string, unknown>[];
+    };
+    const priced = spend.by_model.filter((row) => row.model === 'priced-backup-model');
+    expect(priced).toHaveLength(1);
+    expect(priced[0]).toMatchObject({
+      provider: 'backup',
+      calls: 1,
+      prompt_tokens: 300,
+      completion_tokens: 100,
+    });
+    expect(priced[0]?.cost_usd).toBeCloseTo(cost, 12);
+    const metrics = (await request(app.baseUrl).get('/metrics')).text;
+    expect(metrics).toMatch(
+      /hookprompt_ai_cost_usd_total\{provider="backup",model="priced-backup-model"\} 0\.0014/,
+    );
+  });
+
   it('keeps the calls of an earlier outcome in its history when the event is replayed', async () => {
     const channel = await channelWithBackup();
     primary.enqueue({ status: 503 });
