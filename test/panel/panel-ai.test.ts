@@ -249,7 +249,9 @@ describe('Workspace page: AI usage', () => {
     const html = (await client.page('/workspace')).text;
     expect(html).toContain('AI usage, last 30 days');
     const today = new Date().toISOString().slice(0, 10);
-    expect(html).toMatch(new RegExp(`<tr data-day="${today}" data-events="\\d+" data-tokens="0">`));
+    expect(html).toMatch(
+      new RegExp(`<tr data-day="${today}" data-events="\\d+" data-tokens="0" data-cost="[0-9.]+">`),
+    );
     expect(html.match(/<tr data-day="/g)).toHaveLength(30);
     expect(html).toContain('<script src="/vendor/chart.umd.js" defer></script>');
     expect(html).toContain('<script src="/static/workspace-usage.js" defer></script>');
