@@ -179,7 +179,13 @@ async function main() {
         db,
         WORKER,
         LEASE_MS,
-        ids.map((eventId) => ({ eventId, prompt: 'Order 1234567', missing: [], model: null })),
+        ids.map((eventId) => ({
+          eventId,
+          prompt: 'Order 1234567',
+          missing: [],
+          provider: 'default',
+          model: null,
+        })),
       );
     const finish = (ids: string[]) =>
       finishEvents(
@@ -188,7 +194,7 @@ async function main() {
         ids.map((eventId) => ({
           eventId,
           outcome: { status: 'replied', reply: 'Thanks for your order 1234567 of 149.90 EUR.' },
-          call: { usage: null, latencyMs: 200 },
+          call: { provider: 'default', model: null, usage: null, latencyMs: 200, calls: [] },
         })),
       );
     const rest = claimed.length - half;

@@ -26,6 +26,8 @@ import { DecodeBudget } from './hooks/decode-budget.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { ProviderInstances } from './providers/provider-instances.js';
+import { ProvidersService } from './providers/providers-service.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
 import { createRedis, type RedisConnection } from './platform/redis.js';
 import type { SecretBox } from './secrets/secret-box.js';
@@ -104,6 +106,10 @@ export class AppContext {
   readonly apiKeys: ApiKeysService;
   /** Who else may open a workspace: its admins and the invitations sent to new ones. */
   readonly invitations: InvitationsService;
+  /** The AI providers of each workspace (the built-in `default` and those its admins add). */
+  readonly providers: ProvidersService;
+  /** The workspaces' providers as this process's worker calls them. */
+  private readonly providerInstances: ProviderInstances;
   /** Answers events with the AI; absent in a `ROLE=web` process. */
   readonly worker: Worker | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
@@ -128,7 +134,17 @@ export class AppContext {
       allowPrivateReplyUrls: config.delivery.allowPrivate,
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
       onChanged: (tokenHash) => this.ingest.forgetChannel(tokenHash),
+      requireProviders: (tx, workspaceId, names) =>
+        this.providers.requireNames(tx, workspaceId, names),
     });
+    this.providers = new ProvidersService(db, secrets, {
+      ai: config.ai,
+      channelsNaming: (tx, workspaceId, name) =>
+        this.channels.namingProvider(tx, workspaceId, name),
+      // This process's worker uses a change at once; others read providers again within seconds.
+      onChanged: (workspaceId) => this.providerInstances.forget(workspaceId),
+    });
+    this.providerInstances = new ProviderInstances(this.providers, config.ai.model);
     this.ingest = new IngestService(
       db,
       secrets,
@@ -179,6 +195,9 @@ export class AppContext {
 
   /** For `GET /metrics`: the queue figures, read from the database. */
   readonly readQueueStats = (): Promise<QueueStats> => queueStats(this.db);
+
+  /** The worker's lookup of a workspace's own providers. */
+  readonly workspaceProviders = (workspaceId: string) => this.providerInstances.of(workspaceId);
 
   async start(options: StartOptions = {}): Promise<void> {
     const { config, log } = this;

@@ -11,11 +11,30 @@ import { schemaLimitProblem } from './schema-limits.js';
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
 
+/** A provider asked when the one before it fails in a passing way; `model` null: the channel's. */
+export interface AiFallback {
+  provider: string;
+  model: string | null;
+}
+
+/** The built-in provider of every workspace: the server's AI_* configuration. */
+export const DEFAULT_PROVIDER = 'default';
+
+/** How a provider is named: in its workspace, and in channels' `provider` and `fallbacks`. */
+export const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Providers a channel may fall back to, after its own. */
+export const MAX_FALLBACKS = 3;
+
 /**
  * A channel's AI settings as stored and shown: every member null means "the server's default"
- * (AI_MODEL, no system message, the provider's own temperature and limits, text, no threads).
+ * (AI_MODEL, no system message, the provider's own temperature and limits, text, no threads);
+ * `provider` names one of the workspace's providers (`default` unless set), and `fallbacks` the
+ * ones asked in turn when it fails.
  */
 export interface AiSettings extends GuardSettings {
+  provider: string;
+  fallbacks: AiFallback[];
   model: string | null;
   system_prompt: string | null;
   temperature: number | null;
@@ -26,6 +45,8 @@ export interface AiSettings extends GuardSettings {
 }
 
 export const AI_SETTING_NAMES = [
+  'provider',
+  'fallbacks',
   'model',
   'system_prompt',
   'temperature',
@@ -37,6 +58,8 @@ export const AI_SETTING_NAMES = [
 ] as const satisfies readonly (keyof AiSettings)[];
 
 export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
+  provider: DEFAULT_PROVIDER,
+  fallbacks: Object.freeze([]) as unknown as AiFallback[],
   model: null,
   system_prompt: null,
   temperature: null,
@@ -69,8 +92,18 @@ const responseFormat = z.union([
  * The `ai` member of a channel create or PATCH body. Each member may be left out or set to
  * null (back to the server's default); in a PATCH, members left out keep their value.
  */
+const model = z.string().trim().min(1, 'must not be empty').max(200);
+const providerName = z
+  .string()
+  .regex(PROVIDER_NAME, 'must be a provider name: 1 to 64 letters, digits, "-" or "_"');
+
 export const aiSettingsInputSchema = z.strictObject({
-  model: z.string().trim().min(1, 'must not be empty').max(200).nullish(),
+  provider: providerName.nullish(),
+  fallbacks: z
+    .array(z.strictObject({ provider: providerName, model: model.nullish() }))
+    .max(MAX_FALLBACKS, `must list at most ${MAX_FALLBACKS} providers`)
+    .nullish(),
+  model: model.nullish(),
   system_prompt: z.string().max(100_000).nullish(),
   temperature: z.number().min(0).max(2).nullish(),
   max_tokens: z.number().int().min(1).max(100_000).nullish(),
@@ -87,12 +120,17 @@ export function mergeAiSettings(
   current: AiSettings,
   input: AiSettingsInput | null | undefined,
 ): AiSettings {
-  if (input === null) return { ...DEFAULT_AI_SETTINGS };
+  if (input === null) return { ...DEFAULT_AI_SETTINGS, fallbacks: [] };
   if (input === undefined) return current;
   const next: AiSettings = { ...current };
   for (const name of AI_SETTING_NAMES) {
     const value = input[name];
     if (value !== undefined) (next as unknown as Record<string, unknown>)[name] = value;
+  }
+  if (input.provider === null) next.provider = DEFAULT_PROVIDER;
+  if (input.fallbacks === null) next.fallbacks = [];
+  else if (input.fallbacks !== undefined) {
+    next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));
   }
   // An empty system prompt or thread key means none: stored as the default.
   if (next.system_prompt === '') next.system_prompt = null;
@@ -107,8 +145,15 @@ export function toAiSettings(stored: unknown): AiSettings {
   if (stored && typeof stored === 'object') {
     for (const name of AI_SETTING_NAMES) {
       const value = (stored as Record<string, unknown>)[name];
-      if (value !== undefined) (settings as unknown as Record<string, unknown>)[name] = value;
+      if (value !== undefined && value !== null) {
+        (settings as unknown as Record<string, unknown>)[name] = value;
+      }
     }
   }
   return settings;
+}
+
+/** The providers a channel's settings name, its own first, each once. */
+export function namedProviders(settings: AiSettings): string[] {
+  return [...new Set([settings.provider, ...settings.fallbacks.map((f) => f.provider)])];
 }

@@ -28,6 +28,8 @@ export interface AnthropicOptions {
   model: string;
   apiKey: string | undefined;
   timeoutMs: number;
+  /** False for servers typed in by a workspace's admins (see PROVIDERS_ALLOW_PRIVATE). */
+  allowPrivate?: boolean;
 }
 
 /** Past this, an answer is no message worth reading (and is not held in memory). */
@@ -63,7 +65,7 @@ export class AnthropicProvider implements AiProvider {
     this.url = messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL);
     this.client = new OutboundClient({
       timeoutMs: options.timeoutMs,
-      allowPrivate: true,
+      allowPrivate: options.allowPrivate ?? true,
       keepBodyBytes: MAX_ANSWER_BYTES,
       // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
       maxSocketsPerHost: Number.POSITIVE_INFINITY,

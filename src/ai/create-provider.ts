@@ -17,3 +17,31 @@ export function createAiProvider(ai: Config['ai']): AiProvider {
     return new AnthropicProvider({ ...options, baseUrl: ai.baseUrl });
   return new OpenAiProvider({ ...options, baseUrl: ai.baseUrl as string });
 }
+
+/** A provider a workspace added (see src/providers/): its kind, server and key. */
+export interface ProviderSettings {
+  kind: 'openai' | 'anthropic' | 'echo';
+  /** The kind's usual server when null. */
+  baseUrl: string;
+  apiKey: string | null;
+  timeoutMs: number;
+  /** PROVIDERS_ALLOW_PRIVATE: whether loopback and private addresses may be reached. */
+  allowPrivate: boolean;
+}
+
+/**
+ * The AI provider of a workspace's provider settings. Its calls always name a model (the
+ * channel's, a fallback's, or AI_MODEL): the model given here is only a last resort.
+ */
+export function createProviderOf(settings: ProviderSettings, model: string): AiProvider {
+  if (settings.kind === 'echo') return createEchoProvider(undefined);
+  const options = {
+    baseUrl: settings.baseUrl,
+    model,
+    apiKey: settings.apiKey ?? undefined,
+    timeoutMs: settings.timeoutMs,
+    allowPrivate: settings.allowPrivate,
+  };
+  if (settings.kind === 'anthropic') return new AnthropicProvider(options);
+  return new OpenAiProvider(options);
+}

@@ -28,6 +28,8 @@ export interface OpenAiOptions {
   model: string;
   apiKey: string | undefined;
   timeoutMs: number;
+  /** False for servers typed in by a workspace's admins (see PROVIDERS_ALLOW_PRIVATE). */
+  allowPrivate?: boolean;
 }
 
 /** Past this, an answer is no chat completion worth reading (and is not held in memory). */
@@ -49,8 +51,8 @@ const STATUS_RULES: StatusRules = {
  * (the queue owns retries and deadlines) or unused. One call is one POST; what matters is kept
  * in this file: the API key scrubbed from every message admins see, errors classified once
  * (retryable or not), `Retry-After` read in both of its forms, no redirects followed, and usage
- * read back. The AI server is the operator's choice (AI_BASE_URL, often a model on localhost),
- * so private addresses may be called.
+ * read back. The server's own AI server is the operator's choice (AI_BASE_URL, often a model on
+ * localhost), so private addresses may be called; a workspace's providers only when allowed.
  */
 export class OpenAiProvider implements AiProvider {
   readonly name = 'openai';
@@ -63,7 +65,7 @@ export class OpenAiProvider implements AiProvider {
     this.url = chatCompletionsUrl(options.baseUrl);
     this.client = new OutboundClient({
       timeoutMs: options.timeoutMs,
-      allowPrivate: true,
+      allowPrivate: options.allowPrivate ?? true,
       keepBodyBytes: MAX_ANSWER_BYTES,
       // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
       maxSocketsPerHost: Number.POSITIVE_INFINITY,

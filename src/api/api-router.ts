@@ -15,6 +15,8 @@ import { pricesRoutes } from '../prices/prices-routes.js';
 import type { PricesService } from '../prices/prices-service.js';
 import { spendRoutes } from '../spend/spend-routes.js';
 import type { SpendService } from '../spend/spend-service.js';
+import { providersRoutes } from '../providers/providers-routes.js';
+import type { ProvidersService } from '../providers/providers-service.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { apiKeysRoutes } from '../workspaces/api-keys-routes.js';
@@ -30,6 +32,7 @@ export interface ApiServices {
   apiKeys: ApiKeysService;
   workspaces: WorkspacesService;
   channels: ChannelsService;
+  providers: ProvidersService;
   eventReader: EventReader;
   eventPages: EventPages;
   deliveries: DeliveriesService;
@@ -53,6 +56,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
+  router.use(providersRoutes(services.providers));
   router.use(deliveriesRoutes(services.deliveries));
   router.use(
     eventsRoutes({

@@ -18,18 +18,20 @@ export interface EventPreviewRow extends EventRow {
 const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing, input_truncated, redactions, history, change_seq,
+  provider, model, usage, calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing,
+  input_truncated, redactions, history, change_seq,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;
 
 /**
- * An event's texts in bytes as stored (payload, prompt, reply, error, history): octet_length
- * reads a stored text's length, not the text, and a history is short (migrations/0017).
+ * An event's texts in bytes as stored (payload, prompt, reply, error, history, calls):
+ * octet_length reads a stored text's length, not the text, and a history (migrations/0017) and
+ * the calls (migrations/0021) are short.
  */
 export const TEXT_BYTES = `(octet_length(payload) + coalesce(octet_length(prompt), 0)
   + coalesce(octet_length(reply), 0) + coalesce(octet_length(error), 0)
-  + octet_length(history::text))::integer`;
+  + octet_length(history::text) + octet_length(calls::text))::integer`;
 
 export interface EventQuery extends EventConditions {
   /** Only events after this one in the listing order (older, or as old with a smaller id). */

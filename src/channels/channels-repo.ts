@@ -226,3 +226,20 @@ export async function markChannelDeleted(
   );
   return rows[0]?.webhook_token_hash;
 }
+
+/** The names of the workspace's channels whose `ai.provider` or `ai.fallbacks` name a provider. */
+export async function channelsNamingProvider(
+  db: Queryable,
+  workspaceId: string,
+  provider: string,
+): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `select name from channels
+     where workspace_id = $1 and deleted_at is null
+       and (ai->>'provider' = $2
+            or ai->'fallbacks' @> jsonb_build_array(jsonb_build_object('provider', $2::text)))
+     order by name, id`,
+    [workspaceId, provider],
+  );
+  return rows.map((row) => row.name);
+}

@@ -1,6 +1,8 @@
 import {
   DEFAULT_AI_SETTINGS,
+  DEFAULT_PROVIDER,
   mergeAiSettings,
+  namedProviders,
   toAiSettings,
   type AiSettings,
 } from '../ai/ai-settings.js';
@@ -54,6 +56,11 @@ export interface ChannelsOptions {
   allowPrivateReplyUrls: boolean;
   /** Called with the webhook-token hash of a channel whose settings changed. */
   onChanged?: (webhookTokenHash: string) => void;
+  /**
+   * Refuses provider names the workspace does not have (`unknown_provider`), keeping the named
+   * ones from being deleted until the transaction `db` ends.
+   */
+  requireProviders: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
 }
 
 /** Channel management for one workspace at a time; used by the API and the panel alike. */
@@ -93,19 +100,32 @@ export class ChannelsService {
 
   async create(workspaceId: string, input: CreateChannel): Promise<Channel> {
     const token = newWebhookToken();
-    const row = await repo.insertChannel(this.db, this.secrets, {
+    const ai = mergeAiSettings(DEFAULT_AI_SETTINGS, input.ai);
+    const channel: repo.NewChannel = {
       workspaceId,
       name: input.name,
       template: input.template,
       enabled: input.enabled ?? true,
-      ai: mergeAiSettings(DEFAULT_AI_SETTINGS, input.ai),
+      ai,
       token,
       tokenHash: hashWebhookToken(token),
       senders: senderChanges(NEW_CHANNEL_SENDERS, input),
       reply: await this.replyChanges(input.reply_delivery),
       acceptWhen: input.accept_when ?? [],
-    });
+    };
+    const names = namedProviders(ai);
+    const row = names.every((name) => name === DEFAULT_PROVIDER)
+      ? await repo.insertChannel(this.db, this.secrets, channel)
+      : await this.db.transaction(async (tx) => {
+          await this.options.requireProviders(tx, workspaceId, names);
+          return repo.insertChannel(tx, this.secrets, channel);
+        });
     return this.toChannel(row);
+  }
+
+  /** The names of the channels whose AI settings name `provider` (on `db`, e.g. a transaction). */
+  namingProvider(db: Queryable, workspaceId: string, provider: string): Promise<string[]> {
+    return repo.channelsNamingProvider(db, workspaceId, provider);
   }
 
   async list(workspaceId: string): Promise<Channel[]> {
@@ -144,6 +164,7 @@ export class ChannelsService {
           await repo.findChannel(db, workspaceId, id, { forUpdate: true }),
         );
         merged = mergeAiSettings(toAiSettings(current.ai), ai);
+        await this.options.requireProviders(db, workspaceId, namedProviders(merged));
       }
       return repo.updateChannel(db, this.secrets, workspaceId, id, {
         ...plain,

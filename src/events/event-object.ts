@@ -1,4 +1,5 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
+import type { AiCall } from '../ai/fallback-runner.js';
 import type { EventStatus } from './event-states.js';
 import type { EventRow } from './event-row.js';
 
@@ -25,10 +26,16 @@ export interface EventJson {
   duplicates: number;
   /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
   delivery: EventDelivery | null;
-  /** The model the last AI call named; null before any call. */
+  /**
+   * The provider (by name) and model of the call whose answer was kept (of the last call made
+   * when none was); null before any call.
+   */
+  provider: string | null;
   model: string | null;
-  /** Tokens of the last AI call as the provider reported them, or null. */
+  /** Tokens of the call whose answer was kept, as the provider reported them, or null. */
   usage: TokenUsage | null;
+  /** Every AI call of the current outcome, fallbacks included, oldest first: the last 20. */
+  calls: AiCall[];
   /** How long the last successful AI call took, in milliseconds. */
   latency_ms: number | null;
   /**
@@ -81,8 +88,10 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     sender_ip: row.sender_ip,
     duplicates: row.duplicates,
     delivery: delivery ?? null,
+    provider: row.provider,
     model: row.model,
     usage: row.usage,
+    calls: row.calls ?? [],
     latency_ms: row.latency_ms,
     cost_usd: row.cost_usd,
     thread_key: row.thread_key,

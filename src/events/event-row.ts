@@ -1,4 +1,5 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
+import type { AiCall } from '../ai/fallback-runner.js';
 
 /** An event as stored, as every statement that selects EVENT_COLUMNS returns it. */
 export interface EventRow {
@@ -20,8 +21,10 @@ export interface EventRow {
   headers: Record<string, string> | null;
   sender_ip: string | null;
   duplicates: number;
+  provider: string | null;
   model: string | null;
   usage: TokenUsage | null;
+  calls: AiCall[];
   latency_ms: number | null;
   /** USD, as float8 (stored as an exact numeric). */
   cost_usd: number | null;
@@ -42,5 +45,6 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  model, usage, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing, input_truncated, redactions, history, change_seq,
+  provider, model, usage, calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing,
+  input_truncated, redactions, history, change_seq,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

@@ -91,6 +91,17 @@ export class Metrics {
   });
 
   /**
+   * Each AI call, fallbacks included, by the provider's name in its workspace (`default` for the
+   * server's own), the model asked for, and whether it gave a usable reply (`ok`, `error`).
+   */
+  readonly aiCalls = new Counter({
+    name: 'hookprompt_ai_calls_total',
+    help: 'AI calls made, by provider name, model and outcome (ok or error).',
+    labelNames: ['provider', 'model', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /**
    * A webhook's 200 waits for its batch's write: one statement that ends with the commit's disk
    * flush. Slow writes here, with nothing slow in the process, are the database's or its disk's.
    */

@@ -1,10 +1,24 @@
-import { aiSettingsInputSchema, type AiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
+import {
+  aiSettingsInputSchema,
+  MAX_FALLBACKS,
+  type AiSettings,
+  type AiSettingsInput,
+} from '../ai/ai-settings.js';
 import { REDACTION_KINDS } from '../guardrails/redaction-kinds.js';
 import type { FieldErrors } from './forms.js';
 import { textareaText } from './forms.js';
 
 /** The channel editor's AI section as its fields hold it: every value is the text of a field. */
 export interface AiForm {
+  /** A provider's name. */
+  provider: string;
+  /** Up to MAX_FALLBACKS providers (empty: none) and their models (empty: the channel's). */
+  fallback_provider_1: string;
+  fallback_model_1: string;
+  fallback_provider_2: string;
+  fallback_model_2: string;
+  fallback_provider_3: string;
+  fallback_model_3: string;
   model: string;
   system_prompt: string;
   temperature: string;
@@ -38,7 +52,15 @@ export const AI_FIELD = (name: keyof AiForm) => `ai_${name}`;
 
 export function aiFormOf(settings: AiSettings): AiForm {
   const format = settings.response_format;
+  const fallback = (n: number) => settings.fallbacks[n - 1];
   return {
+    provider: settings.provider,
+    fallback_provider_1: fallback(1)?.provider ?? '',
+    fallback_model_1: fallback(1)?.model ?? '',
+    fallback_provider_2: fallback(2)?.provider ?? '',
+    fallback_model_2: fallback(2)?.model ?? '',
+    fallback_provider_3: fallback(3)?.provider ?? '',
+    fallback_model_3: fallback(3)?.model ?? '',
     model: settings.model ?? '',
     system_prompt: settings.system_prompt ?? '',
     temperature: settings.temperature === null ? '' : String(settings.temperature),
@@ -100,7 +122,15 @@ export async function parseAiForm(
         `The schema is not JSON: ${error instanceof Error ? error.message : String(error)}`;
     }
   }
+  const fallbacks = [];
+  for (let n = 1; n <= MAX_FALLBACKS; n++) {
+    const provider = form[`fallback_provider_${n}` as keyof AiForm].trim();
+    const model = form[`fallback_model_${n}` as keyof AiForm].trim();
+    if (provider) fallbacks.push({ provider, model: model || null });
+  }
   const candidate = {
+    provider: form.provider.trim() || null,
+    fallbacks,
     model: form.model.trim() || null,
     system_prompt: form.system_prompt || null,
     temperature: number('temperature'),
@@ -116,8 +146,13 @@ export async function parseAiForm(
   const parsed = await aiSettingsInputSchema.safeParseAsync(candidate);
   if (parsed.success) return { input: parsed.data, errors };
   for (const issue of parsed.error.issues) {
-    const [name] = issue.path;
-    const field = name === 'response_format' ? 'json_schema' : (String(name) as keyof AiForm);
+    const [name, index, member] = issue.path;
+    const field =
+      name === 'response_format'
+        ? 'json_schema'
+        : name === 'fallbacks'
+          ? (`fallback_${member === 'model' ? 'model' : 'provider'}_${Number(index) + 1}` as keyof AiForm)
+          : (String(name) as keyof AiForm);
     errors[AI_FIELD(field)] ??= issue.message;
   }
   return { errors };

@@ -51,9 +51,10 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
-    const [replySecret, lastDelivery] = await Promise.all([
+    const [replySecret, lastDelivery, providers] = await Promise.all([
       ctx.deliveries.replySecret(workspaceId(res), channel.id),
       ctx.deliveries.lastOfChannel(channel.id),
+      ctx.providers.list(workspaceId(res)),
     ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
@@ -66,6 +67,7 @@ export function channelEditor(ctx: PanelServices) {
       form: { ...form, ai, sample, acceptWhen },
       redactionChoices: REDACTION_CHOICES,
       aiPreview,
+      providerNames: providers.map((provider) => provider.name),
       errors: extras.errors ?? {},
       placeholders: listPlaceholders(form.template),
       preview,

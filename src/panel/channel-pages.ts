@@ -3,6 +3,7 @@ import { createChannelSchema, updateChannelSchema } from '../channels/channels-s
 import type { PanelServices } from './panel-services.js';
 import { ZodError } from 'zod';
 import { parseAcceptWhenText } from './accept-when-form.js';
+import { AppError } from '../platform/errors.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { dateTimeLocalValue } from './format.js';
@@ -104,11 +105,20 @@ export function channelPages(ctx: PanelServices): Router {
       };
       return editor.show(res, channel, form, { status: 400, errors });
     }
-    await ctx.channels.update(ws, channel.id, {
-      ...parsed.data,
-      ai: ai.input,
-      accept_when: acceptWhen.conditions,
-    });
+    try {
+      await ctx.channels.update(ws, channel.id, {
+        ...parsed.data,
+        ai: ai.input,
+        accept_when: acceptWhen.conditions,
+      });
+    } catch (error) {
+      // A provider deleted (or renamed) since the editor was shown.
+      if (!(error instanceof AppError) || error.code !== 'unknown_provider') throw error;
+      return editor.show(res, channel, form, {
+        status: 400,
+        errors: { ai_provider: error.detail },
+      });
+    }
     await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Channel saved.' });
     res.redirect(303, `/channels/${channel.id}`);
   });

@@ -12,6 +12,7 @@ import { fmt } from './format.js';
 import { logPages } from './log-pages.js';
 import { invitationPages } from './invitation-pages.js';
 import { loginPages } from './login-pages.js';
+import { providerPages } from './provider-pages.js';
 import { replyPages } from './reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace-pages.js';
@@ -78,6 +79,7 @@ export function panelRouter(ctx: PanelServices): Router {
   const replies = replyPages(ctx);
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
+  router.use('/providers', ...signedIn, requireWorkspace, providerPages(ctx));
   router.use('/workspace/admins', ...signedIn, requireWorkspace, adminPages(ctx));
   router.use('/workspace', ...signedIn, workspacePages(ctx));
   router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));

@@ -15,6 +15,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { SpendService } from '../spend/spend-service.js';
+import type { ProvidersService } from '../providers/providers-service.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
@@ -34,6 +35,8 @@ export interface PanelServices {
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
   channels: ChannelsService;
+  /** The AI providers channels may name. */
+  providers: ProvidersService;
   /** Brain Logs: one event, its pages, counts and chart, an event's thread. */
   eventReader: EventReader;
   eventPages: EventPages;

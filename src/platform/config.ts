@@ -127,6 +127,7 @@ const envSchema = z
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
     ]),
     DELIVERY_ALLOW_PRIVATE: boolean.default(false),
+    PROVIDERS_ALLOW_PRIVATE: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
@@ -237,6 +238,11 @@ const configSchema = envSchema.transform((e) => ({
     maxAttempts: e.AI_MAX_ATTEMPTS,
     /** What one call sends (system prompt, history, prompt) is cut to this many characters. */
     maxInputChars: e.AI_MAX_INPUT_CHARS,
+    /**
+     * Lets the providers a workspace adds reach loopback and private addresses (a model served
+     * on the same host or network); the server's own AI_BASE_URL always may.
+     */
+    providersAllowPrivate: e.PROVIDERS_ALLOW_PRIVATE,
   },
   workerConcurrency: e.WORKER_CONCURRENCY,
   /** How often an idle worker looks for due events when no notification wakes it. */

@@ -16,6 +16,7 @@ export const REDACTED_PATHS = [
   '*.previous_secret',
   '*.reply_previous_secret',
   '*.apiKey',
+  '*.api_key',
   '*.token',
   '*.webhookToken',
   '*.webhook_url',

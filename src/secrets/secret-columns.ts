@@ -8,6 +8,7 @@ export const SECRET_COLUMNS = [
   { table: 'channels', column: 'verification_secret' },
   { table: 'channels', column: 'reply_secret' },
   { table: 'channels', column: 'reply_previous_secret' },
+  { table: 'providers', column: 'api_key' },
 ] as const satisfies readonly SecretColumn[];
 
 export interface SecretColumn {

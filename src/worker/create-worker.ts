@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { PricesService } from '../prices/prices-service.js';
 import type { SpendLedger } from '../spend/spend-ledger.js';
 import { shutdownBudget } from '../platform/shutdown.js';
+import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
 export interface WorkerDeps {
@@ -15,6 +16,8 @@ export interface WorkerDeps {
   metrics: Metrics;
   prices: PricesService;
   spendLedger: SpendLedger;
+  /** The workspaces' own providers (the context's per-process instances). */
+  workspaceProviders?: WorkspaceProviders;
 }
 
 /** A worker configured from the config; tests override single options (a second database, an id). */
@@ -23,6 +26,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
   return new Worker({
     db: ctx.db,
     provider: createAiProvider(config.ai),
+    providers: ctx.workspaceProviders,
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,

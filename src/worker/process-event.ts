@@ -1,23 +1,18 @@
-import { performance } from 'node:perf_hooks';
-import {
-  AiError,
-  type AiProvider,
-  type AiReply,
-  type AiRequest,
-  type TokenUsage,
-} from '../ai/ai-provider.js';
-import { toAiSettings } from '../ai/ai-settings.js';
+import { AiError, type AiProvider, type AiRequest } from '../ai/ai-provider.js';
+import { toAiSettings, type AiSettings } from '../ai/ai-settings.js';
 import type { Prices } from '../ai/call-cost.js';
+import { runWithFallbacks, type CallTarget, type FallbackResult } from '../ai/fallback-runner.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
-import { REPLY_INVALID, replyProblem } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import { EventGuard } from '../guardrails/event-guard.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
-import type { AiCallRecord } from './ai-call.js';
-import { spendOnCall } from './call-spend.js';
+import { attemptRecord, type AiCallRecord } from './ai-call.js';
+import { spendOnCalls } from './call-spend.js';
+import { countCalls } from './call-metrics.js';
+import { callTargets, checkReply, type WorkspaceProviders } from '../ai/call-targets.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
 import { threadHistory, type ThreadTurn } from './queue-history.js';
@@ -28,7 +23,10 @@ import { storableText } from './storable-text.js';
 
 export interface ProcessDeps {
   db: Queryable;
+  /** The built-in provider `default`: the server's AI_* configuration. */
   provider: AiProvider;
+  /** A workspace's own providers by name; absent, channels can ask only `default`. */
+  providers?: WorkspaceProviders;
   log: Logger;
   metrics: Metrics;
   workerId: string;
@@ -48,8 +46,8 @@ export interface ProcessDeps {
   recordStarted: (start: Start) => Promise<number | typeof OVER_BUDGET | undefined>;
   /** Ends the event (`finishEvents`, gathered with others that end meanwhile); false when the lease was lost. */
   recordFinished: (finish: Finish) => Promise<boolean>;
-  /** How the workspace's calls through this provider are priced (see PricesService.pricesFor). */
-  pricesFor: (workspaceId: string) => Promise<Prices>;
+  /** How a workspace's calls through a provider of a kind are priced (PricesService.pricesFor). */
+  pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
   /** Records one call's spend (SpendLedger.recordSpend). */
   recordSpend: (call: SpentCall) => Promise<void>;
 }
@@ -145,13 +143,15 @@ export async function processEvent(
   // The prompt stored is the one sent.
   const { prompt } = request;
 
-  const model = request.model ?? deps.defaultModel ?? null;
-  const prices = await deps.pricesFor(event.workspace_id);
+  // Resolved before the attempt is counted: a database error here leaves the event untouched.
+  const targets = await pricedTargets(deps, event.workspace_id, settings);
+  const first = targets[0] as (typeof targets)[number];
   const attempts = await deps.recordStarted({
     eventId,
     prompt,
     missing,
-    model,
+    provider: first.provider,
+    model: first.model ?? null,
     inputTruncated,
     redactions: guard?.redactions(),
     redactionValues: guard?.sentValues(),
@@ -162,44 +162,27 @@ export async function processEvent(
     return 'released';
   }
 
-  const spend = (usage: TokenUsage | null) =>
-    spendOnCall(deps.recordSpend, log, { event, prices, model, usage });
-
-  const started = performance.now();
-  let reply: AiReply;
+  // The reply as the channel gets it: placeholders put back when the channel asks for it.
+  const restored = (text: string) => (guard ? guard.restore(text, isJsonFormat(request)) : text);
+  let result: FallbackResult;
   try {
-    reply = await deps.provider.complete(request, signal);
-    deps.metrics.aiLatency.observe({ result: 'ok' }, (performance.now() - started) / 1000);
+    result = await runWithFallbacks(targets, request, signal, (reply, target) =>
+      checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
+    );
   } catch (error) {
-    if (signal.aborted) {
-      callEnded();
-      log.info({ eventId }, 'event released: shutting down');
-      return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
-    }
-    deps.metrics.aiLatency.observe({ result: 'error' }, (performance.now() - started) / 1000);
-    await spend(null);
     callEnded();
-    // Anything but an AiError is unexpected; it may pass, and max attempts bounds the retries.
-    const aiError =
-      error instanceof AiError ? error : new AiError(`Unexpected error: ${messageOf(error)}`, true);
-    return failedCall(deps, event, attempts, aiError, undefined, finish);
+    if (!signal.aborted) throw error;
+    log.info({ eventId }, 'event released: shutting down');
+    return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
   }
-  const costUsd = await spend(reply.usage);
+  await spendOnCalls(deps.recordSpend, log, event, result.calls);
   callEnded();
-  if (guard) reply = { ...reply, text: guard.restore(reply.text, isJsonFormat(request)) };
+  countCalls(deps.metrics, result.calls);
+  const call = attemptRecord(result);
+  if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 
-  const call: AiCallRecord = { usage: reply.usage, latencyMs: reply.latencyMs, costUsd };
-  const problem = await replyProblem(reply.text, request.responseFormat).catch(
-    (error: unknown) => `the reply could not be checked: ${messageOf(error)}`,
-  );
-  if (problem !== undefined) {
-    // A reply of the wrong shape is a failed call: another answer may fit, unless the provider
-    // always answers the same.
-    const invalid = new AiError(`${REPLY_INVALID}: ${problem}`, !deps.provider.deterministic);
-    return failedCall(deps, event, attempts, invalid, call, finish);
-  }
-
-  const outcome = await finish({ status: 'replied', reply: storableText(reply.text) }, call);
+  const text = restored(result.reply.text);
+  const outcome = await finish({ status: 'replied', reply: storableText(text) }, call);
   if (outcome === 'replied') log.info({ eventId, attempts }, 'event replied');
   return outcome;
 }
@@ -235,6 +218,22 @@ async function failedCall(
   const final = aiError.retryable ? `${message} Gave up after ${attempts} attempts.` : message;
   log.warn({ eventId, attempts, error: final }, 'event failed');
   return finish({ status: 'failed', error: final }, call);
+}
+
+/** The attempt's providers in order, each with how the workspace's calls through it are priced. */
+async function pricedTargets(
+  deps: ProcessDeps,
+  workspaceId: string,
+  settings: AiSettings,
+): Promise<CallTarget[]> {
+  const targets = await callTargets(deps, workspaceId, settings);
+  return Promise.all(
+    targets.map(async (target) =>
+      target.instance
+        ? { ...target, prices: await deps.pricesFor(workspaceId, target.instance.name) }
+        : target,
+    ),
+  );
 }
 
 function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {

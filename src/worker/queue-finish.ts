@@ -9,7 +9,7 @@ export type FinalOutcome = (
   | { status: 'failed'; error: string; prompt?: string }
 ) & { status: ReplyOutcomeStatus };
 
-/** How one claimed event ends; `call` records the usage, latency and cost of an answered call. */
+/** How one claimed event ends; `call` records the attempt's calls and their cost (none when it made none). */
 export interface Finish {
   eventId: string;
   outcome: FinalOutcome;
@@ -42,15 +42,22 @@ export async function finishEvents(
        usage = coalesce(finished.usage::jsonb, events.usage),
        latency_ms = coalesce(finished.latency_ms, events.latency_ms),
        cost_usd = ${ADD_CALL_COST('finished.cost_usd')},
+       provider = coalesce(finished.provider, events.provider),
+       model = case when finished.provider is null then events.model else finished.model end,
+       -- an attempt makes at most four calls: a first attempt's are kept as they are
+       calls = case when finished.calls is null then events.calls
+         when events.calls = '[]' then finished.calls::jsonb
+         else events_calls_kept(events.calls || finished.calls::jsonb) end,
        locked_by = null,
        locked_until = null,
        completed_at = now()
      from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                 $8::text[], $9::integer[], $10::numeric[])
-       as finished(id, status, prompt, reply, error, missing, usage, latency_ms, cost_usd)
+                 $8::text[], $9::integer[], $10::numeric[], $11::text[], $12::text[], $13::text[])
+       as finished(id, status, prompt, reply, error, missing, usage, latency_ms, cost_usd, provider,
+                   model, calls)
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
-    [workerId, ...Array.from({ length: 9 }, (_, column) => rows.map((row) => row[column]))],
+    [workerId, ...Array.from({ length: 12 }, (_, column) => rows.map((row) => row[column]))],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );

@@ -7,7 +7,7 @@ import { ADD_CALL_COST, callParams, type AiCallRecord } from './ai-call.js';
  * is dropped ("equal jitter") so events that failed together are not all retried together.
  * Computed in SQL so the delay is measured on the database clock, the one `claimEvents` reads.
  * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
- * long. The error is kept so Brain Logs shows why the event is waiting. Only the lock owner may
+ * long. The error and the attempt's calls are kept so Brain Logs shows why the event is waiting. Only the lock owner may
  * do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
  * undefined when the worker no longer held the event.
  */
@@ -31,6 +31,10 @@ export async function retryEvent(
        usage = coalesce($6::jsonb, usage),
        latency_ms = coalesce($7, latency_ms),
        cost_usd = ${ADD_CALL_COST('$8::numeric')},
+       provider = coalesce($9, provider),
+       model = case when $9::text is null then model else $10 end,
+       calls = case when $11::jsonb is null then calls when calls = '[]' then $11::jsonb
+         else events_calls_kept(calls || $11::jsonb) end,
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'

@@ -8,6 +8,8 @@ export interface Start {
   prompt: string;
   /** The placeholders the payload lacked. */
   missing: readonly string[];
+  /** The provider (by name) the attempt asks first. */
+  provider: string;
   /** The model the call names, or null (the echo without AI_MODEL). */
   model: string | null;
   /** The call's input was cut to AI_MAX_INPUT_CHARS (false when not given). */
@@ -22,8 +24,9 @@ export interface Start {
 const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true)),
   started as (
     select * from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[],
-                         $8::text[], $9::text[])
-      as started(id, prompt, missing, model, input_truncated, redactions, redaction_values)
+                         $8::text[], $9::text[], $10::text[])
+      as started(id, prompt, missing, model, input_truncated, redactions, redaction_values,
+                 provider)
   ),
   over_budget as (
     select events.id from started
@@ -42,6 +45,7 @@ const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('s
       attempts = events.attempts + 1,
       prompt = started.prompt,
       missing = started.missing::text[],
+      provider = started.provider,
       model = started.model,
       input_truncated = started.input_truncated,
       redactions = started.redactions::jsonb,
@@ -62,8 +66,8 @@ export const OVER_BUDGET = 'over_budget';
 
 /**
  * Records that AI calls are about to be made, several in one statement (the events of one claim
- * start together): stores each prompt (as sent), the placeholders it missed, the model it names
- * and whether its input was cut,
+ * start together): stores each prompt (as sent), the placeholders it missed, the provider and
+ * model it asks first and whether its input was cut,
  * counts the attempt and renews the lease so it covers the call from its start. Resolves to the
  * new attempt count of each event this worker still holds; an event missing from the answer was
  * lost (its lease ran out and another worker claimed it): then no call may be made.
@@ -101,6 +105,7 @@ export async function startAttempts(
       starts.map((start) => start.inputTruncated ?? false),
       starts.map((start) => (start.redactions ? JSON.stringify(start.redactions) : null)),
       starts.map((start) => (start.redactionValues ? JSON.stringify(start.redactionValues) : null)),
+      starts.map((start) => start.provider),
     ],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },

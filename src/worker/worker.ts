@@ -7,6 +7,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import type { WorkspaceProviders } from '../ai/call-targets.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
@@ -26,7 +27,10 @@ export const READY_LEASE_MS = 10_000;
 
 export interface WorkerOptions {
   db: Database;
+  /** The built-in provider `default` (the server's AI_* configuration). */
   provider: AiProvider;
+  /** The workspaces' own providers, as this process calls them. */
+  providers?: WorkspaceProviders;
   log: Logger;
   metrics: Metrics;
   /** Most events answered at the same time by this worker. */
@@ -83,6 +87,7 @@ export class Worker {
     this.deps = {
       db,
       provider,
+      providers: options.providers,
       log,
       metrics,
       leaseMs,
@@ -96,7 +101,7 @@ export class Worker {
       // By the lease's end neither can be stored anyway.
       recordStarted: (item) => started.submit(item, Date.now() + leaseMs),
       recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
-      pricesFor: (workspaceId) => options.pricesFor(workspaceId, provider.name),
+      pricesFor: options.pricesFor,
       recordSpend: options.recordSpend,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short

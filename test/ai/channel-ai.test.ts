@@ -52,6 +52,8 @@ describe('channel ai settings in the API', () => {
   it('stores, shows and merges the settings', async () => {
     const channel = await channelWith({ model: 'gpt-orders', temperature: 0.3, history: 2 });
     expect(channel.ai).toEqual({
+      provider: 'default',
+      fallbacks: [],
       model: 'gpt-orders',
       system_prompt: null,
       temperature: 0.3,
@@ -73,7 +75,9 @@ describe('channel ai settings in the API', () => {
       history: 2,
     });
     const cleared = await driver.updateChannel(channel.id, { ai: null }).expect(200);
-    expect(Object.values(cleared.body.ai as object).every((v) => v === null)).toBe(true);
+    const { provider, fallbacks, ...others } = cleared.body.ai as Record<string, unknown>;
+    expect([provider, fallbacks]).toEqual(['default', []]);
+    expect(Object.values(others).every((v) => v === null)).toBe(true);
   });
 
   it('refuses out-of-range values and a JSON Schema that does not compile, naming the problem', async () => {

@@ -41,6 +41,8 @@ describe('channel editor: AI section', () => {
     expect(saved.status).toBe(303);
     const channel = (await driver.api('get', `/channels/${id}`)).body;
     expect(channel.ai).toEqual({
+      provider: 'default',
+      fallbacks: [],
       model: 'gpt-support',
       system_prompt: 'You answer for {{shop}} about {{customer.tier}}.',
       temperature: 0.4,
@@ -248,7 +250,7 @@ describe('Workspace page: AI usage', () => {
     expect(html).toContain('AI usage, last 30 days');
     const today = new Date().toISOString().slice(0, 10);
     expect(html).toMatch(
-      new RegExp(`<tr data-day="${today}" data-events="\\d+" data-tokens="0"[^>]*>`),
+      new RegExp(`<tr data-day="${today}" data-events="\\d+" data-tokens="0" data-cost="[0-9.]+">`),
     );
     expect(html.match(/<tr data-day="/g)).toHaveLength(30);
     expect(html).toContain('<script src="/vendor/chart.umd.js" defer></script>');

@@ -16,6 +16,7 @@ interface Tenant {
   /** A key of its own in the api_keys table, and an admin of this workspace only. */
   keyId: string;
   adminId: string;
+  providerId: string;
 }
 
 /** What an intruder asks of one route, given the victim's ids. */
@@ -61,6 +62,50 @@ const ROUTES: RouteCase[] = [
       expect(ids).toContain(caller.channelId);
       expect(ids).not.toContain(victim.channelId);
     },
+  },
+  {
+    method: 'get',
+    route: '/api/v1/providers',
+    path: () => '/providers',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((p) => p.id);
+      expect(ids).toContain(caller.providerId);
+      expect(ids).not.toContain(victim.providerId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/providers',
+    path: () => '/providers',
+    body: { name: 'made-by-the-intruder', kind: 'echo' },
+    status: 201,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    status: 404,
+  },
+  {
+    method: 'patch',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    body: { name: 'stolen' },
+    status: 404,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/providers/{id}',
+    path: (v) => `/providers/${v.providerId}`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/providers/{id}/test',
+    path: (v) => `/providers/${v.providerId}/test`,
+    body: { model: 'm' },
+    status: 404,
   },
   {
     method: 'post',
@@ -265,6 +310,7 @@ const CREATED_IN: Record<string, string> = {
   '/api/v1/channels': 'channels',
   '/api/v1/api-keys': 'api_keys',
   '/api/v1/invitations': 'admin_invitations',
+  '/api/v1/providers': 'providers',
 };
 
 let app: TestApp;
@@ -288,7 +334,11 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     'a password long enough',
     workspaceId,
   );
+  const provider = await driver
+    .api('post', '/providers')
+    .send({ name: `own-${workspaceId}`, kind: 'echo' });
   return {
+    providerId: String(provider.body.id),
     name,
     workspaceId,
     key,
@@ -311,6 +361,7 @@ async function stateOf(victim: Tenant): Promise<string[]> {
      union all select 'key ' || k::text from api_keys k where workspace_id = $1
      union all select 'admin ' || m::text from admin_workspaces m where workspace_id = $1
      union all select 'invitation ' || i::text from admin_invitations i where workspace_id = $1
+     union all select 'provider ' || p::text from providers p where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );

@@ -70,7 +70,13 @@ describe.skipIf(!testDatabaseUrl)(
         const [claimed] = await claimEvents(worker, 'w1', 1, 60_000);
         if (!claimed) throw new Error('nothing to claim');
         return readBy('events_queue_channel_idx', async () => {
-          const start = { eventId: claimed.id, prompt: 'prompt', missing: [], model: null };
+          const start = {
+            eventId: claimed.id,
+            prompt: 'prompt',
+            missing: [],
+            provider: 'default',
+            model: null,
+          };
           await startAttempts(worker, 'w1', 60_000, [start]);
           const outcome = { status: 'replied', reply: 'ok' } as const;
           const ended = await finishEvents(worker, 'w1', [{ eventId: claimed.id, outcome }]);

@@ -64,10 +64,17 @@ describe('starting the attempts of several events in one statement', () => {
         eventId: first as string,
         prompt: 'Order 0',
         missing: ['a "b"', 'c\\d', 'e,f}'],
+        provider: 'default',
         model: 'm1',
       },
-      { eventId: second as string, prompt: 'Order 1 \ud800', missing: [], model: null },
-      { eventId: lost as string, prompt: 'Order 2', missing: [], model: 'm1' },
+      {
+        eventId: second as string,
+        prompt: 'Order 1 \ud800',
+        missing: [],
+        provider: 'default',
+        model: null,
+      },
+      { eventId: lost as string, prompt: 'Order 2', missing: [], provider: 'default', model: 'm1' },
     ]);
 
     expect(started).toEqual(
@@ -120,7 +127,13 @@ describe('the start of an attempt', () => {
     // Sent inside a transaction, the setting is seen for what follows in it.
     const inside = await app.ctx.db.transaction(async (tx) => {
       await startAttempts(tx, 'w1', 60_000, [
-        { eventId: event as string, prompt: 'Order 0', missing: [], model: null },
+        {
+          eventId: event as string,
+          prompt: 'Order 0',
+          missing: [],
+          provider: 'default',
+          model: null,
+        },
       ]);
       return setting(tx);
     });
@@ -135,14 +148,32 @@ describe('finishing several events in one statement', () => {
   it('stores each its own outcome', async () => {
     const [replied, failed, skipped] = await claimed(3, 'w1');
     await startAttempts(app.ctx.db, 'w1', 60_000, [
-      { eventId: replied as string, prompt: 'Order 0', missing: [], model: 'm1' },
-      { eventId: failed as string, prompt: 'Order 1', missing: [], model: null },
+      {
+        eventId: replied as string,
+        prompt: 'Order 0',
+        missing: [],
+        provider: 'default',
+        model: 'm1',
+      },
+      {
+        eventId: failed as string,
+        prompt: 'Order 1',
+        missing: [],
+        provider: 'default',
+        model: null,
+      },
     ]);
     const ended = await finishEvents(app.ctx.db, 'w1', [
       {
         eventId: replied as string,
         outcome: { status: 'replied', reply: 'lone \ud800 surrogate, "quotes", \\ and {braces}' },
-        call: { usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 }, latencyMs: 12 },
+        call: {
+          provider: 'default',
+          model: 'm1',
+          usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+          latencyMs: 12,
+          calls: [],
+        },
       },
       {
         eventId: failed as string,

@@ -1,0 +1,232 @@
+import { performance } from 'node:perf_hooks';
+import { AiError, type AiProvider } from '../ai/ai-provider.js';
+import { createAiProvider, createProviderOf } from '../ai/create-provider.js';
+import type { Database, Queryable } from '../db/database.js';
+import { whyUnreachable } from '../outbound/address-guard.js';
+import type { Config } from '../platform/config.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { AppError, notFound } from '../platform/errors.js';
+import { providerErrors } from './provider-errors.js';
+import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
+import * as repo from './providers-repo.js';
+import type { CreateProvider, UpdateProvider } from './providers-schemas.js';
+
+/** A provider as the API shows it; the key is never shown, only whether one is set. */
+export interface Provider {
+  id: string;
+  name: string;
+  kind: ProviderKind;
+  base_url: string | null;
+  api_key_set: boolean;
+  read_only: boolean;
+  /** Null for the built-in `default`, which is the server's configuration. */
+  created_at: string | null;
+  updated_at: string | null;
+}
+
+export type ProviderTest =
+  { ok: true; model: string; latency_ms: number } | { ok: false; error: string };
+
+export interface ProvidersOptions {
+  ai: Config['ai'];
+  /** The names of the workspace's channels whose `ai` names the provider (on `db`). */
+  channelsNaming: (db: Queryable, workspaceId: string, name: string) => Promise<string[]>;
+  /** Called after a workspace's providers changed (the worker's providers are made again). */
+  onChanged?: (workspaceId: string) => void;
+}
+
+/** The AI providers of a workspace: the built-in `default` and those its admins add. */
+export class ProvidersService {
+  constructor(
+    private readonly db: Database,
+    /** Seals the providers' API keys in the database, and opens them. */
+    private readonly secrets: SecretBox,
+    private readonly options: ProvidersOptions,
+  ) {}
+
+  /** The server's AI_* configuration, as the provider `default` of every workspace. */
+  private defaultProvider(): Provider {
+    const { ai } = this.options;
+    return {
+      id: DEFAULT_PROVIDER,
+      name: DEFAULT_PROVIDER,
+      kind: ai.provider,
+      base_url: ai.baseUrl ?? null,
+      api_key_set: Boolean(ai.apiKey),
+      read_only: true,
+      created_at: null,
+      updated_at: null,
+    };
+  }
+
+  async list(workspaceId: string): Promise<Provider[]> {
+    const rows = await repo.listProviders(this.db, workspaceId);
+    return [this.defaultProvider(), ...rows.map(toProvider)];
+  }
+
+  async get(workspaceId: string, id: string): Promise<Provider> {
+    if (id === DEFAULT_PROVIDER) return this.defaultProvider();
+    return toProvider(orNotFound(await repo.findProvider(this.db, workspaceId, id)));
+  }
+
+  async create(workspaceId: string, input: CreateProvider): Promise<Provider> {
+    if (input.name === DEFAULT_PROVIDER) throw providerErrors.nameTaken(input.name);
+    const baseUrl = await this.checkedBaseUrl(input.kind, input.base_url);
+    const row = await this.db.transaction(async (tx) => {
+      const inserted = await repo.insertProvider(tx, {
+        workspaceId,
+        name: input.name,
+        kind: input.kind,
+        baseUrl: baseUrl ?? null,
+      });
+      if (!inserted) throw providerErrors.nameTaken(input.name);
+      if (!input.api_key) return inserted;
+      await repo.writeApiKey(tx, this.secrets, workspaceId, inserted.id, input.api_key);
+      return { ...inserted, api_key_set: true };
+    });
+    this.options.onChanged?.(workspaceId);
+    return toProvider(row);
+  }
+
+  /**
+   * Channels name providers, so a provider that channels name keeps its name: renaming it is
+   * refused like deleting it, until no channel names it.
+   */
+  async update(workspaceId: string, id: string, changes: UpdateProvider): Promise<Provider> {
+    if (id === DEFAULT_PROVIDER) throw providerErrors.readOnly();
+    if (changes.name === DEFAULT_PROVIDER) throw providerErrors.nameTaken(changes.name);
+    const row = await this.db.transaction(async (tx) => {
+      const current = orNotFound(await repo.findProvider(tx, workspaceId, id, { forUpdate: true }));
+      const baseUrl = await this.checkedBaseUrl(current.kind, changes.base_url);
+      if (changes.name !== undefined && changes.name !== current.name) {
+        await this.refuseInUse(tx, workspaceId, current.name);
+      }
+      let updated;
+      try {
+        updated = orNotFound(
+          await repo.updateProvider(tx, workspaceId, id, { name: changes.name, baseUrl }),
+        );
+      } catch (error) {
+        if (repo.isNameTaken(error)) throw providerErrors.nameTaken(changes.name ?? current.name);
+        throw error;
+      }
+      if (changes.api_key === undefined) return updated;
+      await repo.writeApiKey(tx, this.secrets, workspaceId, id, changes.api_key);
+      return { ...updated, api_key_set: changes.api_key !== null };
+    });
+    this.options.onChanged?.(workspaceId);
+    return toProvider(row);
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    if (id === DEFAULT_PROVIDER) throw providerErrors.readOnly();
+    await this.db.transaction(async (tx) => {
+      const current = orNotFound(await repo.findProvider(tx, workspaceId, id, { forUpdate: true }));
+      // Read after the row is locked: a channel saved meanwhile naming it has committed by now.
+      await this.refuseInUse(tx, workspaceId, current.name);
+      await repo.deleteProvider(tx, workspaceId, id);
+    });
+    this.options.onChanged?.(workspaceId);
+  }
+
+  /**
+   * Refuses names the workspace has no provider for (`unknown_provider`). On `db`, a
+   * transaction, the named providers stay locked against deletion and renaming until it ends.
+   */
+  async requireNames(db: Queryable, workspaceId: string, names: readonly string[]): Promise<void> {
+    const own = names.filter((name) => name !== DEFAULT_PROVIDER);
+    if (own.length === 0) return;
+    const found = await repo.lockProviderNames(db, workspaceId, own);
+    const unknown = own.filter((name) => !found.has(name));
+    if (unknown.length) throw providerErrors.unknown(unknown);
+  }
+
+  /** The workspace's providers with their keys, for the worker to call. */
+  async withKeys(workspaceId: string): Promise<repo.ProviderWithKey[]> {
+    return repo.providersWithKeys(this.db, this.secrets, workspaceId);
+  }
+
+  /** An AI provider for stored settings (its key included); `model` is its last-resort model. */
+  instanceOf(row: repo.ProviderWithKey, model: string): AiProvider {
+    const { ai } = this.options;
+    return createProviderOf(
+      {
+        kind: row.kind,
+        baseUrl: row.base_url ?? DEFAULT_BASE_URLS[row.kind] ?? '',
+        apiKey: row.api_key,
+        timeoutMs: ai.timeoutMs,
+        allowPrivate: ai.providersAllowPrivate,
+      },
+      model,
+    );
+  }
+
+  /** One small real call to the provider, with `model`; what went wrong, if anything. */
+  async test(workspaceId: string, id: string, model: string): Promise<ProviderTest> {
+    let instance: AiProvider;
+    if (id === DEFAULT_PROVIDER) instance = createAiProvider(this.options.ai);
+    else {
+      const [row] = await repo.providersWithKeys(this.db, this.secrets, workspaceId, id);
+      instance = this.instanceOf(orNotFound(row), model);
+    }
+    const started = performance.now();
+    try {
+      const reply = await instance.complete(
+        { prompt: 'Reply with the word OK.', history: [], model },
+        AbortSignal.timeout(this.options.ai.timeoutMs + 1000),
+      );
+      const latency = reply.latencyMs || performance.now() - started;
+      return { ok: true, model: reply.model ?? model, latency_ms: Math.round(latency) };
+    } catch (error) {
+      return { ok: false, error: error instanceof AiError ? error.message : String(error) };
+    }
+  }
+
+  /** The base URL to store: null keeps the kind's usual server; the echo calls none. */
+  private async checkedBaseUrl(
+    kind: ProviderKind,
+    baseUrl: string | null | undefined,
+  ): Promise<string | null | undefined> {
+    if (!baseUrl) return baseUrl;
+    if (kind === 'echo') throw badBaseUrl('the echo kind calls no server; leave it out');
+    const refused = await whyUnreachable(new URL(baseUrl), this.options.ai.providersAllowPrivate);
+    if (refused) {
+      throw badBaseUrl(`refused: ${refused} (set PROVIDERS_ALLOW_PRIVATE=true to allow it)`);
+    }
+    return baseUrl;
+  }
+
+  private async refuseInUse(db: Queryable, workspaceId: string, name: string): Promise<void> {
+    const channels = await this.options.channelsNaming(db, workspaceId, name);
+    if (channels.length) throw providerErrors.inUse(name, channels);
+  }
+}
+
+function toProvider(row: repo.ProviderRow): Provider {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    base_url: row.base_url ?? DEFAULT_BASE_URLS[row.kind],
+    api_key_set: row.api_key_set,
+    read_only: false,
+    created_at: new Date(row.created_at).toISOString(),
+    updated_at: new Date(row.updated_at).toISOString(),
+  };
+}
+
+function orNotFound<Row>(row: Row | undefined): Row {
+  if (!row) throw notFound('This provider');
+  return row;
+}
+
+function badBaseUrl(message: string): AppError {
+  return new AppError(
+    400,
+    'validation_failed',
+    'Invalid request',
+    `base_url: ${message}`,
+    {},
+    { errors: [{ path: 'base_url', message }] },
+  );
+}

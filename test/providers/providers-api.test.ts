@@ -1,0 +1,248 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Driver } from '../support/driver.js';
+import { FakeAiServer } from '../support/fake-ai-server.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let ai: FakeAiServer;
+let app: TestApp;
+let driver: Driver;
+
+const SECRET_KEY = 'sk-provider-secret-0123456789abcdef';
+
+beforeAll(async () => {
+  ai = await FakeAiServer.start();
+  app = await startTestApp({
+    env: { ...ai.env(), AI_API_KEY: 'server-key-1', PROVIDERS_ALLOW_PRIVATE: 'true' },
+  });
+  driver = new Driver(app);
+});
+
+afterAll(async () => {
+  await app.close();
+  await ai.close();
+});
+
+async function addProvider(body: Record<string, unknown>) {
+  const res = await driver.api('post', '/providers').send(body);
+  expect(res.status, res.text).toBe(201);
+  return res.body as Record<string, unknown> & { id: string; name: string };
+}
+
+describe('the providers of a workspace', () => {
+  it('lists the built-in default first, from the server configuration, read-only', async () => {
+    await addProvider({ name: 'aaa-first-by-name', kind: 'echo' });
+    const { body } = await driver.api('get', '/providers').expect(200);
+    expect(body.data[0]).toEqual({
+      id: 'default',
+      name: 'default',
+      kind: 'openai',
+      base_url: ai.baseUrl,
+      api_key_set: true,
+      read_only: true,
+      created_at: null,
+      updated_at: null,
+    });
+    expect(body.data.map((p: { name: string }) => p.name)).toContain('aaa-first-by-name');
+    expect((await driver.api('get', '/providers/default').expect(200)).body.name).toBe('default');
+    const patch = await driver.api('patch', '/providers/default').send({ name: 'other' });
+    expect([patch.status, patch.body.code]).toEqual([409, 'provider_read_only']);
+    const del = await driver.api('delete', '/providers/default');
+    expect([del.status, del.body.code]).toEqual([409, 'provider_read_only']);
+  });
+
+  it('adds, shows, changes and deletes a provider; its key is write-only', async () => {
+    const created = await addProvider({
+      name: 'openai-main',
+      kind: 'openai',
+      api_key: SECRET_KEY,
+    });
+    expect(created).toMatchObject({
+      name: 'openai-main',
+      kind: 'openai',
+      base_url: 'https://api.openai.com/v1',
+      api_key_set: true,
+      read_only: false,
+    });
+    expect(JSON.stringify(created)).not.toContain(SECRET_KEY);
+    // Stored sealed with SECRETS_KEY, like every secret the service keeps.
+    const { rows } = await app.ctx.db.query<{ api_key: string }>(
+      'select api_key from providers where id = $1',
+      [created.id],
+    );
+    expect(rows[0]?.api_key).toMatch(/^enc:v1:/);
+    expect(rows[0]?.api_key).not.toContain(SECRET_KEY);
+
+    const patched = await driver
+      .api('patch', `/providers/${created.id}`)
+      .send({ name: 'openai-eu', base_url: 'https://eu.example.com/v1' })
+      .expect(200);
+    expect(patched.body).toMatchObject({
+      name: 'openai-eu',
+      base_url: 'https://eu.example.com/v1',
+      api_key_set: true,
+    });
+    const cleared = await driver
+      .api('patch', `/providers/${created.id}`)
+      .send({ api_key: null, base_url: null })
+      .expect(200);
+    expect(cleared.body).toMatchObject({
+      api_key_set: false,
+      base_url: 'https://api.openai.com/v1',
+    });
+
+    const listed = (await driver.api('get', '/providers').expect(200)).text;
+    expect(listed).not.toContain(SECRET_KEY);
+    expect(app.logText()).not.toContain(SECRET_KEY);
+
+    await driver.api('delete', `/providers/${created.id}`).expect(204);
+    await driver.api('get', `/providers/${created.id}`).expect(404);
+    await driver.api('delete', `/providers/${created.id}`).expect(404);
+    await driver.api('get', '/providers/not-an-id').expect(404);
+  });
+
+  it('checks names, kinds and URLs', async () => {
+    await addProvider({ name: 'taken', kind: 'echo' });
+    for (const name of ['taken', 'default']) {
+      const res = await driver.api('post', '/providers').send({ name, kind: 'echo' });
+      expect([res.status, res.body.code]).toEqual([409, 'provider_name_taken']);
+    }
+    const other = await addProvider({ name: 'other', kind: 'echo' });
+    const rename = await driver.api('patch', `/providers/${other.id}`).send({ name: 'taken' });
+    expect([rename.status, rename.body.code]).toEqual([409, 'provider_name_taken']);
+    const toDefault = await driver.api('patch', `/providers/${other.id}`).send({ name: 'default' });
+    expect([toDefault.status, toDefault.body.code]).toEqual([409, 'provider_name_taken']);
+
+    for (const body of [
+      { name: '', kind: 'echo' },
+      { name: 'x'.repeat(65), kind: 'echo' },
+      { name: 'has space', kind: 'echo' },
+      { name: 'ok', kind: 'mistral' },
+      { name: 'ok', kind: 'openai', base_url: 'ftp://example.com' },
+      { name: 'ok', kind: 'echo', base_url: 'https://example.com' },
+      { name: 'ok', kind: 'echo', colour: 'red' },
+    ]) {
+      const res = await driver.api('post', '/providers').send(body);
+      expect([res.status, res.body.code], JSON.stringify(body)).toEqual([400, 'validation_failed']);
+    }
+    const anthropic = await addProvider({ name: 'claude', kind: 'anthropic', api_key: 'k' });
+    expect(anthropic.base_url).toBe('https://api.anthropic.com');
+  });
+
+  it('refuses private addresses unless PROVIDERS_ALLOW_PRIVATE is set', async () => {
+    const strict = await startTestApp({ env: ai.env(), database: app.database });
+    try {
+      const res = await new Driver(strict)
+        .api('post', '/providers')
+        .send({ name: 'local', kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/^base_url: refused: .*PROVIDERS_ALLOW_PRIVATE/);
+    } finally {
+      await strict.close();
+    }
+  });
+});
+
+describe('channels name providers', () => {
+  it('refuses unknown names, and deleting or renaming a provider a channel names', async () => {
+    const backup = await addProvider({ name: 'backup', kind: 'echo' });
+    const unknown = await driver
+      .api('post', '/channels')
+      .send({ name: 'Unknown', template: 'x', ai: { provider: 'nope' } });
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_provider']);
+    const tooMany = await driver.api('post', '/channels').send({
+      name: 'Too many',
+      template: 'x',
+      ai: { fallbacks: Array.from({ length: 4 }, () => ({ provider: 'backup' })) },
+    });
+    expect([tooMany.status, tooMany.body.code]).toEqual([400, 'validation_failed']);
+
+    const channel = await driver.createChannel({
+      name: 'Uses backup',
+      ai: { fallbacks: [{ provider: 'backup', model: 'm2' }] },
+    });
+    expect((channel as unknown as { ai: unknown }).ai).toMatchObject({
+      provider: 'default',
+      fallbacks: [{ provider: 'backup', model: 'm2' }],
+    });
+    const patchUnknown = await driver.updateChannel(channel.id, {
+      ai: { fallbacks: [{ provider: 'gone' }] },
+    });
+    expect([patchUnknown.status, patchUnknown.body.code]).toEqual([400, 'unknown_provider']);
+
+    const del = await driver.api('delete', `/providers/${backup.id}`);
+    expect([del.status, del.body.code]).toEqual([409, 'provider_in_use']);
+    expect(del.body.channels).toEqual(['Uses backup']);
+    const rename = await driver.api('patch', `/providers/${backup.id}`).send({ name: 'renamed' });
+    expect([rename.status, rename.body.code]).toEqual([409, 'provider_in_use']);
+    // Other changes are fine while in use.
+    await driver.api('patch', `/providers/${backup.id}`).send({ api_key: 'k2' }).expect(200);
+
+    // The channel's own provider counts too; once no channel names it, it may go.
+    await driver
+      .updateChannel(channel.id, { ai: { provider: 'backup', fallbacks: null } })
+      .expect(200);
+    expect((await driver.api('delete', `/providers/${backup.id}`)).status).toBe(409);
+    await driver.updateChannel(channel.id, { ai: { provider: null } }).expect(200);
+    await driver.api('delete', `/providers/${backup.id}`).expect(204);
+  });
+
+  it('does not count deleted channels as using a provider', async () => {
+    const spare = await addProvider({ name: 'spare', kind: 'echo' });
+    const channel = await driver.createChannel({ name: 'Short-lived', ai: { provider: 'spare' } });
+    await driver.api('delete', `/channels/${channel.id}`).expect(204);
+    await driver.api('delete', `/providers/${spare.id}`).expect(204);
+  });
+
+  it('keeps providers of one workspace out of another', async () => {
+    const mine = await addProvider({ name: 'mine', kind: 'echo' });
+    const { rows } = await app.ctx.db.query<{ id: string }>(
+      `insert into workspaces (name, chat_quota) values ('Other', 10) returning id`,
+    );
+    const other = await app.ctx.apiKeys.create(rows[0]!.id, 'other key');
+    const otherDriver = new Driver(app, other.key);
+    await otherDriver.api('get', `/providers/${mine.id}`).expect(404);
+    const list = (await otherDriver.api('get', '/providers').expect(200)).body.data;
+    expect(list.map((p: { name: string }) => p.name)).toEqual(['default']);
+    const res = await otherDriver
+      .api('post', '/channels')
+      .send({ name: 'X', template: 'x', ai: { provider: 'mine' } });
+    expect(res.body.code).toBe('unknown_provider');
+  });
+});
+
+describe('POST /api/v1/providers/{id}/test', () => {
+  it('makes one small call and says how it went', async () => {
+    const local = await addProvider({
+      name: 'local',
+      kind: 'openai',
+      base_url: ai.baseUrl,
+      api_key: SECRET_KEY,
+    });
+    ai.reset();
+    const ok = await driver.api('post', `/providers/${local.id}/test`).send({ model: 'm-1' });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ ok: true, model: 'm-1', latency_ms: expect.any(Number) });
+    expect(ai.requests).toHaveLength(1);
+    expect(ai.requests[0]?.headers.authorization).toBe(`Bearer ${SECRET_KEY}`);
+    expect((ai.requests[0]?.body as { model: string }).model).toBe('m-1');
+
+    ai.enqueue({
+      status: 401,
+      body: { error: { message: `Incorrect API key provided: ${SECRET_KEY}` } },
+    });
+    const failed = await driver.api('post', `/providers/${local.id}/test`).send({ model: 'm-1' });
+    expect(failed.status).toBe(200);
+    expect(failed.body.ok).toBe(false);
+    expect(failed.body.error).toMatch(/HTTP 401/);
+    expect(failed.text).not.toContain(SECRET_KEY);
+
+    const echo = await addProvider({ name: 'echo-test', kind: 'echo' });
+    const echoed = await driver.api('post', `/providers/${echo.id}/test`).send({ model: 'any' });
+    expect(echoed.body).toMatchObject({ ok: true, model: 'any' });
+    const byDefault = await driver.api('post', '/providers/default/test').send({ model: 'x' });
+    expect(byDefault.body.ok).toBe(true);
+    await driver.api('post', '/providers/999999/test').send({ model: 'x' }).expect(404);
+    await driver.api('post', `/providers/${echo.id}/test`).send({}).expect(400);
+    expect(app.logText()).not.toContain(SECRET_KEY);
+  });
+});
