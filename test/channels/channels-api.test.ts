@@ -72,6 +72,8 @@ describe('channels', () => {
         redact: null,
         restore: null,
         spotlight: null,
+        provider: 'default',
+        fallbacks: [],
       },
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
       verification: { scheme: 'none', secret_set: false },
