@@ -1,20 +1,8 @@
-import { performance } from 'node:perf_hooks';
-import {
-  OutboundClient,
-  OutboundError,
-  type OutboundResponse,
-} from '../outbound/outbound-client.js';
-import { AiError, type AiProvider, type AiReply, type AiRequest } from './ai-provider.js';
+import type { AiProvider, AiReply, AiRequest } from './ai-provider.js';
 import { messagesBody } from './anthropic-request.js';
 import { anthropicAnswer } from './anthropic-response.js';
-import {
-  scrubKey,
-  snippet,
-  statusError,
-  unansweredError,
-  type StatusRules,
-} from './provider-errors.js';
-import { ProviderPause } from './provider-pause.js';
+import { snippet, type StatusRules } from './provider-errors.js';
+import { ProviderHttp } from './provider-http.js';
 
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
@@ -32,9 +20,6 @@ export interface AnthropicOptions {
   allowPrivate?: boolean;
 }
 
-/** Past this, an answer is no message worth reading (and is not held in memory). */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
-
 const STATUS_RULES: StatusRules = {
   /** Busy, rate limited, broken or overloaded (529): asking again later may help. */
   retryable: (status) => status === 429 || status >= 500,
@@ -43,10 +28,10 @@ const STATUS_RULES: StatusRules = {
 };
 
 /**
- * Anthropic's Messages API (version 2023-06-01), spoken directly: one POST through the service's
- * outbound client, as for OpenAI-compatible servers, so a call has the same deadline, the same
- * refusal to follow redirects (they would resend the key), the same CPU cost, and errors
- * classified here once; nothing is read from the environment.
+ * Anthropic's Messages API (version 2023-06-01), spoken directly: one POST through ProviderHttp,
+ * as for OpenAI-compatible servers, so a call has the same deadline, the same refusal to follow
+ * redirects (they would resend the key), the same CPU cost and the same error classification;
+ * nothing is read from the environment.
  *
  * Not on the official `@anthropic-ai/sdk`: its current major sends the key as a bearer token
  * under a newer API version; every release reads ANTHROPIC_* variables (custom headers among
@@ -57,23 +42,21 @@ const STATUS_RULES: StatusRules = {
 export class AnthropicProvider implements AiProvider {
   readonly name = 'anthropic';
   readonly deterministic = false;
-  private readonly url: URL;
-  private readonly pause = new ProviderPause();
-  private readonly client: OutboundClient;
+  private readonly http: ProviderHttp;
 
   constructor(private readonly options: AnthropicOptions) {
-    this.url = messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL);
-    this.client = new OutboundClient({
+    this.http = new ProviderHttp({
+      url: messagesUrl(options.baseUrl ?? ANTHROPIC_BASE_URL),
+      apiKey: options.apiKey,
       timeoutMs: options.timeoutMs,
-      allowPrivate: options.allowPrivate ?? true,
-      keepBodyBytes: MAX_ANSWER_BYTES,
-      // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
-      maxSocketsPerHost: Number.POSITIVE_INFINITY,
+      allowPrivate: options.allowPrivate,
+      rules: STATUS_RULES,
+      errorText,
+      answerName: 'a message',
     });
   }
 
   async complete(request: AiRequest, signal: AbortSignal): Promise<AiReply> {
-    await this.pause.wait(signal);
     const model = request.model ?? this.options.model;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -81,47 +64,12 @@ export class AnthropicProvider implements AiProvider {
       'anthropic-version': ANTHROPIC_VERSION,
     };
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
-    const started = performance.now();
-    let answered: OutboundResponse;
-    try {
-      answered = await this.client.post(
-        this.url.href,
-        JSON.stringify(messagesBody(request, model)),
-        headers,
-        signal,
-      );
-    } catch (error) {
-      if (!(error instanceof OutboundError)) throw error;
-      throw unansweredError(error, this.options.timeoutMs, this.url.host);
-    }
-    const { status, bodyStart: text, bodyBytes } = answered;
-    const latencyMs = Math.round(performance.now() - started);
-
-    if (status < 200 || status > 299) {
-      const retryAfter = answered.headers['retry-after'] ?? null;
-      throw statusError(status, retryAfter, errorText(this.scrub(text)), STATUS_RULES, this.pause);
-    }
-    if (bodyBytes > MAX_ANSWER_BYTES) {
-      throw new AiError(
-        `The AI server sent an answer of ${bodyBytes} bytes, more than a message can be (${MAX_ANSWER_BYTES}).`,
-        false,
-      );
-    }
+    const body = JSON.stringify(messagesBody(request, model));
+    const { text, latencyMs } = await this.http.post(body, headers, signal);
     const structured = request.responseFormat !== undefined && request.responseFormat !== 'text';
     const answer = anthropicAnswer(text, structured);
-    // A 200 without a reply in it is most often a proxy or an overloaded server answering for the
-    // model; asking again is worth it, and max attempts bounds the cost.
-    if ('missing' in answer) {
-      throw new AiError(
-        `The AI server sent an answer without ${answer.missing}: ${snippet(this.scrub(text))}`,
-        true,
-      );
-    }
+    if ('missing' in answer) throw this.http.missingReply(answer.missing, text);
     return { text: answer.text, model, usage: answer.usage, latencyMs };
-  }
-
-  private scrub(message: string): string {
-    return scrubKey(message, this.options.apiKey);
   }
 }
 

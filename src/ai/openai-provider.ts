@@ -1,25 +1,7 @@
-import { performance } from 'node:perf_hooks';
-import {
-  OutboundClient,
-  OutboundError,
-  type OutboundResponse,
-} from '../outbound/outbound-client.js';
-import {
-  AiError,
-  type AiProvider,
-  type AiReply,
-  type AiRequest,
-  type TokenUsage,
-} from './ai-provider.js';
+import { type AiProvider, type AiReply, type AiRequest, type TokenUsage } from './ai-provider.js';
 import { chatCompletionBody } from './chat-request.js';
-import {
-  scrubKey,
-  snippet,
-  statusError,
-  unansweredError,
-  type StatusRules,
-} from './provider-errors.js';
-import { ProviderPause } from './provider-pause.js';
+import { snippet, type StatusRules } from './provider-errors.js';
+import { ProviderHttp } from './provider-http.js';
 
 export interface OpenAiOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; see `chatCompletionsUrl`. */
@@ -31,9 +13,6 @@ export interface OpenAiOptions {
   /** False for servers typed in by a workspace's admins (see PROVIDERS_ALLOW_PRIVATE). */
   allowPrivate?: boolean;
 }
-
-/** Past this, an answer is no chat completion worth reading (and is not held in memory). */
-const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 
 const STATUS_RULES: StatusRules = {
   /** Statuses worth asking again later: the server was busy, rate limited us, or broke. */
@@ -48,79 +27,41 @@ const STATUS_RULES: StatusRules = {
  * Written on the service's outbound client rather than the official `openai` package: its
  * current releases need Node 22 (this service runs on Node 20), and what it would add — its own
  * retries, timeouts, streaming and a typed surface of the whole API — is either turned off here
- * (the queue owns retries and deadlines) or unused. One call is one POST; what matters is kept
- * in this file: the API key scrubbed from every message admins see, errors classified once
- * (retryable or not), `Retry-After` read in both of its forms, no redirects followed, and usage
- * read back. The server's own AI server is the operator's choice (AI_BASE_URL, often a model on
+ * (the queue owns retries and deadlines) or unused. One call is one POST (ProviderHttp: the
+ * deadline, no redirects, errors classified once, the key scrubbed); this file holds the
+ * protocol: the request, which statuses may be retried, the reply and its usage. The server's
+ * own AI server is the operator's choice (AI_BASE_URL, often a model on
  * localhost), so private addresses may be called; a workspace's providers only when allowed.
  */
 export class OpenAiProvider implements AiProvider {
   readonly name = 'openai';
   readonly deterministic = false;
-  private readonly url: URL;
-  private readonly pause = new ProviderPause();
-  private readonly client: OutboundClient;
+  private readonly http: ProviderHttp;
 
   constructor(private readonly options: OpenAiOptions) {
-    this.url = chatCompletionsUrl(options.baseUrl);
-    this.client = new OutboundClient({
+    this.http = new ProviderHttp({
+      url: chatCompletionsUrl(options.baseUrl),
+      apiKey: options.apiKey,
       timeoutMs: options.timeoutMs,
-      allowPrivate: options.allowPrivate ?? true,
-      keepBodyBytes: MAX_ANSWER_BYTES,
-      // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
-      maxSocketsPerHost: Number.POSITIVE_INFINITY,
+      allowPrivate: options.allowPrivate,
+      rules: STATUS_RULES,
+      errorText,
+      answerName: 'a chat completion',
     });
   }
 
   async complete(request: AiRequest, signal: AbortSignal): Promise<AiReply> {
-    await this.pause.wait(signal);
     const model = request.model ?? this.options.model;
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
     };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
-    const started = performance.now();
-    let answered: OutboundResponse;
-    try {
-      // No redirect is followed: it would resend the key to wherever it points.
-      answered = await this.client.post(
-        this.url.href,
-        JSON.stringify(chatCompletionBody(request, model)),
-        headers,
-        signal,
-      );
-    } catch (error) {
-      if (!(error instanceof OutboundError)) throw error;
-      throw unansweredError(error, this.options.timeoutMs, this.url.host);
-    }
-    const { status, bodyStart: text, bodyBytes } = answered;
-    const latencyMs = Math.round(performance.now() - started);
-
-    if (status < 200 || status > 299) {
-      const retryAfter = answered.headers['retry-after'] ?? null;
-      throw statusError(status, retryAfter, errorText(this.scrub(text)), STATUS_RULES, this.pause);
-    }
-    if (bodyBytes > MAX_ANSWER_BYTES) {
-      throw new AiError(
-        `The AI server sent an answer of ${bodyBytes} bytes, more than a chat completion can be (${MAX_ANSWER_BYTES}).`,
-        false,
-      );
-    }
+    const body = JSON.stringify(chatCompletionBody(request, model));
+    const { text, latencyMs } = await this.http.post(body, headers, signal);
     const answer = answerOf(text);
-    // A 200 without a reply in it is most often a proxy or an overloaded server answering for the
-    // model; asking again is worth it, and max attempts bounds the cost.
-    if (answer === undefined) {
-      throw new AiError(
-        `The AI server sent an answer without a reply in it: ${snippet(this.scrub(text))}`,
-        true,
-      );
-    }
+    if (answer === undefined) throw this.http.missingReply('a reply in it', text);
     return { text: answer.content, model, usage: answer.usage, latencyMs };
-  }
-
-  private scrub(message: string): string {
-    return scrubKey(message, this.options.apiKey);
   }
 }
 
