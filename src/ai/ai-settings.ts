@@ -11,6 +11,13 @@ import { schemaLimitProblem } from './schema-limits.js';
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
 
+/** Whether a reply must be JSON (`json` or a schema) rather than free text. */
+export function asksForJson(
+  format: ResponseFormat | null | undefined,
+): format is Exclude<ResponseFormat, 'text'> {
+  return format != null && format !== 'text';
+}
+
 /** A provider asked when the one before it fails in a passing way; `model` null: the channel's. */
 export interface AiFallback {
   provider: string;

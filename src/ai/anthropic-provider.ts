@@ -1,3 +1,4 @@
+import { asksForJson } from './ai-settings.js';
 import type { AiProvider, AiReply, AiRequest } from './ai-provider.js';
 import { messagesBody } from './anthropic-request.js';
 import { anthropicAnswer } from './anthropic-response.js';
@@ -66,8 +67,7 @@ export class AnthropicProvider implements AiProvider {
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
     const body = JSON.stringify(messagesBody(request, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
-    const structured = request.responseFormat !== undefined && request.responseFormat !== 'text';
-    const answer = anthropicAnswer(text, structured);
+    const answer = anthropicAnswer(text, asksForJson(request.responseFormat));
     if ('missing' in answer) throw this.http.missingReply(answer.missing, text);
     return { text: answer.text, model, usage: answer.usage, latencyMs };
   }

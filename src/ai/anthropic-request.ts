@@ -1,3 +1,4 @@
+import { asksForJson } from './ai-settings.js';
 import type { AiRequest } from './ai-provider.js';
 import type { ResponseFormat } from './ai-settings.js';
 
@@ -31,7 +32,7 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
   // Anthropic's temperatures run from 0 to 1; a channel may set up to 2 for other providers.
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
   const format = request.responseFormat;
-  if (format !== undefined && format !== 'text') {
+  if (asksForJson(format)) {
     body.tools = [replyTool(format)];
     body.tool_choice = { type: 'tool', name: REPLY_TOOL };
   }

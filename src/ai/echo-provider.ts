@@ -1,3 +1,4 @@
+import { asksForJson } from './ai-settings.js';
 import { AiError, type AiProvider, type AiRequest } from './ai-provider.js';
 import { replySchemas } from './reply-schema-threads.js';
 
@@ -35,7 +36,7 @@ function echoText(request: AiRequest, model: string | null): string {
   const prompt = cut(request.prompt);
   const system = request.system ? cut(request.system) : null;
   const history = request.history.length;
-  if (request.responseFormat !== undefined && request.responseFormat !== 'text') {
+  if (asksForJson(request.responseFormat)) {
     return JSON.stringify({
       echo: 'no AI model configured',
       model,

@@ -1,4 +1,4 @@
-import type { ResponseFormat } from './ai-settings.js';
+import { asksForJson, type ResponseFormat } from './ai-settings.js';
 import { replySchemas } from './reply-schema-threads.js';
 
 /** The prefix of the error of an event whose reply did not have the shape its channel asked for. */
@@ -13,7 +13,7 @@ export async function replyProblem(
   reply: string,
   format: ResponseFormat | undefined,
 ): Promise<string | undefined> {
-  if (format === undefined || format === 'text') return undefined;
+  if (!asksForJson(format)) return undefined;
   let value: unknown;
   try {
     value = JSON.parse(reply);

@@ -1,5 +1,5 @@
 import { AiError, type AiProvider, type AiRequest } from '../ai/ai-provider.js';
-import { toAiSettings, type AiSettings } from '../ai/ai-settings.js';
+import { asksForJson, toAiSettings, type AiSettings } from '../ai/ai-settings.js';
 import type { Prices } from '../ai/call-cost.js';
 import { runWithFallbacks, type CallTarget, type FallbackResult } from '../ai/fallback-runner.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
@@ -163,7 +163,8 @@ export async function processEvent(
   }
 
   // The reply as the channel gets it: placeholders put back when the channel asks for it.
-  const restored = (text: string) => (guard ? guard.restore(text, isJsonFormat(request)) : text);
+  const restored = (text: string) =>
+    guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
   let result: FallbackResult;
   try {
     result = await runWithFallbacks(targets, request, signal, (reply, target) =>
@@ -242,11 +243,6 @@ function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {
     'event was taken over by another worker after its lease ran out; result dropped',
   );
   return 'lost';
-}
-
-/** A reply that must be JSON: values restored into it are escaped as JSON text. */
-function isJsonFormat(request: AiRequest): boolean {
-  return request.responseFormat !== undefined && request.responseFormat !== 'text';
 }
 
 function messageOf(error: unknown): string {
