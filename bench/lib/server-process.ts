@@ -83,11 +83,14 @@ async function waitUntilAnswering(
       );
     }
     try {
-      await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(1_000) });
-      return;
+      // hookprompt takes its port before the database is prepared and answers 503 meanwhile;
+      // the baselines have no /readyz and answer it 404 once they listen.
+      const res = await fetch(`${origin}/readyz`, { signal: AbortSignal.timeout(1_000) });
+      if (res.status !== 503) return;
     } catch {
-      await delay(100);
+      // not listening yet
     }
+    await delay(100);
   }
   throw new Error(`${spec.name} did not answer within 30 s:\n${tail(spec.logFile)}`);
 }
