@@ -7,6 +7,7 @@ import {
   type AiRequest,
   type TokenUsage,
 } from './ai-provider.js';
+import { withChatSpan } from '../tracing/tracing.js';
 import { costOfCall, type Prices } from './call-cost.js';
 
 /** One provider of a channel's list, as it is called: by name, with the model it is asked for. */
@@ -126,7 +127,9 @@ function ask(target: CallTarget, request: AiRequest, signal: AbortSignal): Promi
       false,
     );
   }
-  return instance.complete({ ...request, model }, signal);
+  return withChatSpan({ provider: instance.name, model, prompt: request.prompt }, () =>
+    instance.complete({ ...request, model }, signal),
+  );
 }
 
 /** A call's error is kept to its first 1000 characters: an event keeps up to 20 calls. */
