@@ -78,7 +78,9 @@ async function sendTracedEvent(
     async () => {
       const res = await api(web, 'GET', `/events/${eventId}`);
       const delivery = res.body.delivery as { status: string } | null;
-      return res.body.status === 'replied' && delivery?.status === 'delivered' && res.body;
+      return res.body.status === 'replied' && delivery?.status === 'delivered'
+        ? res.body
+        : undefined;
     },
     { what: 'the event replied and its reply delivered', timeoutMs: 60_000 },
   );
