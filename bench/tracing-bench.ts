@@ -72,7 +72,10 @@ async function measure(name: string, database: ScratchDatabase, env: Record<stri
 }
 
 async function main(): Promise<void> {
-  const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+  const load = () =>
+    loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ');
   console.log(`load average at the start: ${load()} (${cpus().length} cores)`);
   if (!flags.tsx) build();
   const collector = await startCollector();

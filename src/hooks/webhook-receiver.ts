@@ -46,7 +46,12 @@ export class WebhookReceiver {
     if (span) {
       const { channel, text } = intake;
       const eventId = loggedEventId(hook.res);
-      endWebhookSpan(span, { channelId: channel?.id, eventId, status: hook.res.statusCode, payload: text });
+      endWebhookSpan(span, {
+        channelId: channel?.id,
+        eventId,
+        status: hook.res.statusCode,
+        payload: text,
+      });
     }
   }
 

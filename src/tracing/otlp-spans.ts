@@ -12,7 +12,7 @@ import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-t
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { TracingSettings } from '../platform/config.js';
-import type { Attributes, OpenSpan, SpanSource, TraceKind } from './tracing.js';
+import type { Attributes, OpenSpan, SpanSource, TraceKind } from './span-source.js';
 
 // The OpenTelemetry SDK side of tracing, imported by tracing.ts only when an endpoint is set.
 
@@ -37,7 +37,9 @@ export function otlpSpanSource(settings: TracingSettings & { tracesUrl: string }
   return {
     start(name, kind, parent, attributes) {
       const parentContext = parent ? parseTraceParent(parent) : null;
-      const context = parentContext ? trace.setSpanContext(ROOT_CONTEXT, parentContext) : ROOT_CONTEXT;
+      const context = parentContext
+        ? trace.setSpanContext(ROOT_CONTEXT, parentContext)
+        : ROOT_CONTEXT;
       const span = tracer.startSpan(
         name,
         { kind: KINDS[kind], attributes: defined(attributes) },

@@ -1,6 +1,8 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { TracingSettings } from '../platform/config.js';
+import type { Attributes, OpenSpan, SpanSource } from './span-source.js';
+
+export type { Attributes, OpenSpan } from './span-source.js';
 
 /**
  * Tracing (OpenTelemetry): every span the service makes is made here, through the few functions
@@ -8,31 +10,10 @@ import type { TracingSettings } from '../platform/config.js';
  * by startTracing) and each function costs one check. An event's trace crosses processes as the
  * traceparent stored with it (migrations/0028): its `webhook receive` span is the parent of the
  * worker's `event process` and of every `delivery send`; `chat {model}` spans are children of
- * the `event process` they run in. Spans hold ids, names and numbers; the payload, prompt and
+ * the `event process` whose ChatParent they are given (passed along, not kept in an
+ * AsyncLocalStorage, which on Node 20 would slow down every promise of the process). Spans hold ids, names and numbers; the payload, prompt and
  * reply only with OTEL_RECORD_CONTENT=true; never a secret or a webhook token.
  */
-
-export type TraceKind = 'server' | 'client' | 'consumer';
-export type Attributes = Record<string, string | number | boolean | null | undefined>;
-
-/** A started span, as the SDK side (otlp-spans.ts) gives it. */
-export interface OpenSpan {
-  /** This span as a W3C traceparent: what its children name as their parent. */
-  readonly traceparent: string;
-  readonly traceId: string;
-  /** Sampled: the span is recorded and exported. */
-  readonly sampled: boolean;
-  set(attributes: Attributes): void;
-  /** Marks the span failed; `errorType` is a code or class, never a message with content. */
-  fail(errorType: string): void;
-  end(): void;
-}
-
-export interface SpanSource {
-  /** `parent` is a W3C traceparent; without one (or an invalid one) the span starts a trace. */
-  start(name: string, kind: TraceKind, parent: string | undefined, attributes: Attributes): OpenSpan;
-  shutdown(): Promise<void>;
-}
 
 /** What an event keeps of its trace (see migrations/0028). */
 export interface EventTrace {
@@ -43,8 +24,9 @@ export interface EventTrace {
 
 let source: SpanSource | undefined;
 let recordContent = false;
-/** The `event process` span (its traceparent) the current AI calls belong to. */
-const currentEvent = new AsyncLocalStorage<string>();
+
+/** The `event process` span (its traceparent) an attempt's AI calls belong to; absent: none. */
+export type ChatParent = string | undefined;
 
 /** Starts exporting spans when an endpoint is configured; without one, loads nothing. */
 export async function startTracing(settings: TracingSettings): Promise<void> {
@@ -102,20 +84,21 @@ export interface TracedEvent {
 }
 
 /**
- * Runs one attempt at an event in its `event process` span, under the event's `webhook receive`.
- * `outcome` names what became of it (replied, retried, failed, ...).
+ * Runs one attempt at an event in its `event process` span, under the event's `webhook receive`;
+ * `answer` hands the ChatParent it is given to the attempt's AI calls, and resolves to what
+ * became of the event (replied, retried, failed, ...).
  */
 export async function withEventSpan<T extends string>(
   event: TracedEvent,
-  process: () => Promise<T>,
+  answer: (chatParent: ChatParent) => Promise<T>,
 ): Promise<T> {
-  if (!source) return process();
+  if (!source) return answer(undefined);
   const span = source.start('event process', 'consumer', event.traceparent ?? undefined, {
     'hookprompt.event_id': event.id,
     'hookprompt.channel_id': event.channel_id,
   });
   try {
-    const outcome = await currentEvent.run(span.traceparent, process);
+    const outcome = await answer(span.traceparent);
     span.set({ 'hookprompt.event_outcome': outcome });
     if (outcome === 'failed') span.fail('event_failed');
     return outcome;
@@ -143,14 +126,14 @@ export interface ChatReply {
 }
 
 /**
- * Makes one AI call in its `chat {model}` span (GenAI semantic conventions), inside the current
- * `event process`. Outside one (a preview in the panel), no span is made.
+ * Makes one AI call in its `chat {model}` span (GenAI semantic conventions), under its
+ * `event process`. Without one (a preview in the panel), no span is made.
  */
 export async function withChatSpan<R extends ChatReply>(
+  parent: ChatParent,
   call: ChatCall,
   complete: () => Promise<R>,
 ): Promise<R> {
-  const parent = source ? currentEvent.getStore() : undefined;
   if (!source || parent === undefined) return complete();
   const span = source.start(`chat ${call.model ?? ''}`.trim(), 'client', parent, {
     'gen_ai.operation.name': 'chat',

@@ -156,7 +156,9 @@ export class Worker {
   /** The slot is free once the AI call is over: storing the reply does not hold up the next call. */
   private async answer(event: ClaimedEvent, signal: AbortSignal, freeSlot: () => void) {
     try {
-      await withEventSpan(event, () => processEvent(this.deps, event, signal, freeSlot));
+      await withEventSpan(event, (chatParent) =>
+        processEvent(this.deps, event, signal, freeSlot, chatParent),
+      );
     } catch (error) {
       this.options.log.error(
         { err: error, eventId: event.id },

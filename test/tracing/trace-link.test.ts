@@ -10,7 +10,10 @@ let driver: Driver;
 
 beforeAll(async () => {
   app = await startTestApp({
-    env: { ...ADMIN_ENV, TRACE_URL_TEMPLATE: 'http://jaeger.test/trace/{trace_id}?from=hookprompt' },
+    env: {
+      ...ADMIN_ENV,
+      TRACE_URL_TEMPLATE: 'http://jaeger.test/trace/{trace_id}?from=hookprompt',
+    },
   });
   client = new PanelClient(app);
   driver = new Driver(app);
@@ -48,12 +51,14 @@ describe('an event’s trace in Brain Logs', () => {
     expect(html).not.toContain('event-trace');
     expect((await driver.api('get', `/events/${eventId}`)).body.trace_id).toBeNull();
   });
-
 });
 
 describe('tracing configuration', () => {
   it('sends to the traces endpoint as given, else to the endpoint’s /v1/traces; off without either', () => {
-    expect(parseConfig({}).tracing).toMatchObject({ tracesUrl: undefined, protocol: 'http/protobuf' });
+    expect(parseConfig({}).tracing).toMatchObject({
+      tracesUrl: undefined,
+      protocol: 'http/protobuf',
+    });
     expect(
       parseConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing,
     ).toMatchObject({ tracesUrl: 'http://collector:4318/v1/traces', serviceName: 'hookprompt' });

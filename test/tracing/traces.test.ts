@@ -28,7 +28,11 @@ async function startFakes() {
     FakeAiServer.start(),
     ReplyReceiver.start(),
   ]);
-  cleanups.push(() => collector.close(), () => ai.close(), () => receiver.close());
+  cleanups.push(
+    () => collector.close(),
+    () => ai.close(),
+    () => receiver.close(),
+  );
   return { collector, ai, receiver };
 }
 
@@ -199,7 +203,8 @@ describe('one event traced in a single process (ROLE=all)', PROCESS_TEST, () => 
       expect(bytes.includes(name)).toBe(true);
     expect(bytes.includes('hookprompt-traced')).toBe(true);
     expect(bytes.includes(Buffer.from(event.trace_id as string, 'hex'))).toBe(true);
-    for (const secret of [PERSONAL, token, ADMIN_API_KEY]) expect(bytes.includes(secret)).toBe(false);
+    for (const secret of [PERSONAL, token, ADMIN_API_KEY])
+      expect(bytes.includes(secret)).toBe(false);
   });
 
   it('keeps no trace without an endpoint, whatever the sender sends', async () => {
