@@ -44,6 +44,7 @@ export class WebhookReceiver {
     const intake = Intake.of(hook, eventTrace(span));
     await this.answerWebhook(intake, hook.res);
     if (span) {
+      // `channel` and `text` are unset when the request was refused before they were found.
       const { channel, text } = intake;
       const eventId = loggedEventId(hook.res);
       endWebhookSpan(span, {

@@ -207,6 +207,57 @@ describe('one event traced in a single process (ROLE=all)', PROCESS_TEST, () => 
       expect(bytes.includes(secret)).toBe(false);
   });
 
+  it('records the payload, prompt and reply only with OTEL_RECORD_CONTENT=true, never the token or a key', async () => {
+    const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+    if (database) cleanups.push(() => database.drop());
+    const { collector, ai, receiver } = await startFakes();
+    const all = await startProcess({
+      ...(database ? { DATABASE_URL: database.url as string } : {}),
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_RECORD_CONTENT: 'true',
+      ...ai.env(),
+    });
+
+    const { event, token } = await sendTracedEvent(all, receiver, undefined);
+    expect(await all.stop()).toBe(0);
+
+    const prompt = `Order 7 for ${PERSONAL}`;
+    const receive = only(collector.spans, 'webhook receive');
+    expect(receive.parentSpanId).toBeUndefined();
+    expect(JSON.parse(String(receive.attributes['hookprompt.payload']))).toEqual({
+      order: { id: 7 },
+      customer: { email: PERSONAL },
+    });
+    const chat = only(collector.spans, 'chat fake-model');
+    expect(JSON.parse(String(chat.attributes['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: prompt }] },
+    ]);
+    expect(JSON.parse(String(chat.attributes['gen_ai.output.messages']))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: fakeReplyTo(prompt) }] },
+    ]);
+    expect(collector.spans.every((span) => span.traceId === event.trace_id)).toBe(true);
+    const exported = JSON.stringify(collector.spans);
+    for (const secret of [token, ADMIN_API_KEY]) expect(exported).not.toContain(secret);
+  });
+
+  it('follows a sender that does not sample: no span exported, no trace id on the event', async () => {
+    const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+    if (database) cleanups.push(() => database.drop());
+    const { collector, ai, receiver } = await startFakes();
+    const all = await startProcess({
+      ...(database ? { DATABASE_URL: database.url as string } : {}),
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      ...ai.env(),
+    });
+    const unsampled = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
+    const { event } = await sendTracedEvent(all, receiver, unsampled);
+    expect(event.trace_id).toBeNull();
+    expect(await all.stop()).toBe(0);
+    expect(collector.spans).toEqual([]);
+  });
+
   it('keeps no trace without an endpoint, whatever the sender sends', async () => {
     const database = testDatabaseUrl ? await createTestDatabase() : undefined;
     if (database) cleanups.push(() => database.drop());
