@@ -26,6 +26,7 @@ import { DecodeBudget } from './hooks/decode-budget.js';
 import { createHookRateLimits, type HookRateLimits } from './hooks/rate-limits.js';
 import { IngestService } from './hooks/ingest-service.js';
 import { createLogger, type Logger } from './platform/logger.js';
+import { startTracing, stopTracing } from './tracing/tracing.js';
 import { ProviderInstances } from './providers/provider-instances.js';
 import { ProvidersService } from './providers/providers-service.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
@@ -201,6 +202,7 @@ export class AppContext {
 
   async start(options: StartOptions = {}): Promise<void> {
     const { config, log } = this;
+    await startTracing(config.tracing);
     const applied = await migrate(this.db);
     if (applied.length) log.info({ applied }, 'database migrated');
     await prepareStoredSecrets(this.db, this.secrets, log);
@@ -236,6 +238,8 @@ export class AppContext {
     await step('held answers', () => this.waits.stop());
     await step('channel change listener', () => this.ingest.stop());
     await step('live tails', () => this.eventsFeed.stop());
+    // After the worker and reply delivery: their last spans are exported too.
+    await step('traces', () => stopTracing());
     if (this.redis?.isOpen) await step('redis', () => this.redis?.quit() ?? Promise.resolve());
     if (this.ownsDatabase) await step('database', () => this.db.close());
   }

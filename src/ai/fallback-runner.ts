@@ -7,6 +7,7 @@ import {
   type AiRequest,
   type TokenUsage,
 } from './ai-provider.js';
+import { withChatSpan, type ChatParent } from '../tracing/tracing.js';
 import { costOfCall, type Prices } from './call-cost.js';
 
 /** One provider of a channel's list, as it is called: by name, with the model it is asked for. */
@@ -75,6 +76,8 @@ export async function runWithFallbacks(
   request: AiRequest,
   signal: AbortSignal,
   check: (reply: AiReply, target: CallTarget) => Promise<AiError | undefined>,
+  /** The `event process` span each call's `chat {model}` span belongs to (src/tracing/). */
+  chatParent?: ChatParent,
 ): Promise<FallbackResult> {
   const calls: AiCall[] = [];
   let retryable = false;
@@ -83,7 +86,7 @@ export async function runWithFallbacks(
     const started = performance.now();
     let error: AiError;
     try {
-      const reply = await ask(target, request, signal);
+      const reply = await ask(target, request, signal, chatParent);
       const invalid = await check(reply, target);
       calls.push(callRecord(target, reply.latencyMs, { reply, error: invalid }));
       if (!invalid) return { ok: true, reply, target, calls };
@@ -115,7 +118,12 @@ export async function runWithFallbacks(
   throw new Error('runWithFallbacks needs at least one target');
 }
 
-function ask(target: CallTarget, request: AiRequest, signal: AbortSignal): Promise<AiReply> {
+function ask(
+  target: CallTarget,
+  request: AiRequest,
+  signal: AbortSignal,
+  chatParent: ChatParent,
+): Promise<AiReply> {
   const { instance, model } = target;
   if (!instance) {
     throw new AiError(`This workspace has no provider named "${target.provider}".`, false);
@@ -126,7 +134,9 @@ function ask(target: CallTarget, request: AiRequest, signal: AbortSignal): Promi
       false,
     );
   }
-  return instance.complete({ ...request, model }, signal);
+  return withChatSpan(chatParent, { provider: instance.name, model, prompt: request.prompt }, () =>
+    instance.complete({ ...request, model }, signal),
+  );
 }
 
 /** A call's error is kept to its first 1000 characters: an event keeps up to 20 calls. */

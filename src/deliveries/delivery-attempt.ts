@@ -7,6 +7,7 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../outbound/outbound-client.js';
+import { withDeliverySpan, type NoteOnSpan } from '../tracing/tracing.js';
 import { messageHeaders } from './delivery-message.js';
 import { deliveryGone } from './queue-gone.js';
 import type { Delivered } from './queue-delivered.js';
@@ -41,7 +42,9 @@ export async function attemptDelivery(
   body: string,
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
-  const outcome = await send(deps, delivery, body, signal);
+  const outcome = await withDeliverySpan(KIND, delivery, (note) =>
+    send(deps, delivery, body, signal, note),
+  );
   if (COUNTED.has(outcome)) deps.metrics.deliveries.inc({ kind: KIND, outcome });
   return outcome;
 }
@@ -58,6 +61,7 @@ async function send(
   delivery: ClaimedDelivery,
   body: string,
   signal: AbortSignal,
+  note: NoteOnSpan,
 ): Promise<AttemptOutcome> {
   const { db, log, workerId } = deps;
   const deliveryId = delivery.id;
@@ -94,6 +98,7 @@ async function send(
   }
 
   const durationMs = measured();
+  note({ 'http.response.status_code': res.status });
   if (res.status >= 200 && res.status < 300) {
     const recorded = await deps.recordDelivered({ deliveryId, status: res.status, durationMs });
     if (!recorded) return 'lost';

@@ -16,6 +16,8 @@ export interface ClaimedDelivery {
   secret: string;
   /** The secret before the last rotation, while its overlap lasts. */
   previous_secret: string | null;
+  /** The event's stored traceparent, which the attempt's span continues (src/tracing/). */
+  event_traceparent: string | null;
 }
 
 /**
@@ -67,7 +69,9 @@ export async function claimDeliveries(
        deliveries.type, deliveries.message, deliveries.attempts, channels.reply_url as url,
        channels.reply_secret as secret,
        case when channels.reply_previous_until > now() then channels.reply_previous_secret end
-         as previous_secret`,
+         as previous_secret,
+       (select traceparent from events where events.id = deliveries.event_id)
+         as event_traceparent`,
     [workerId, limit, leaseMs],
     { name: 'claim-deliveries' },
   );

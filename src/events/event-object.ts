@@ -56,6 +56,8 @@ export interface EventJson {
    * cut to its first 10,000 characters and `…[truncated]`.
    */
   history: unknown[];
+  /** The OpenTelemetry trace of the event (32 hex digits); null when it was not traced. */
+  trace_id: string | null;
 }
 
 /** An event's reply delivery as the API shows it (see src/deliveries/). */
@@ -99,6 +101,7 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     input_truncated: row.input_truncated,
     redactions: row.redactions ?? null,
     history: row.history,
+    trace_id: row.trace_id ?? null,
   };
 }
 

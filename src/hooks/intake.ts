@@ -11,6 +11,7 @@ import { keptHeaders } from './request-headers.js';
 import type { FirstEvent, IncomingEvent, StoredEvent } from './store-event-batch.js';
 import { renderThreadKey } from './thread-key.js';
 import { senderAddress } from './verify/allowed-ips.js';
+import type { EventTrace } from '../tracing/tracing.js';
 
 // What the steps of the pipeline (intake-pipeline.ts) read and leave, and what they use.
 
@@ -83,6 +84,8 @@ export class Intake {
   bodyHash: string | undefined = undefined;
   /** Set by `accept_when`: the condition the payload did not meet; the event is stored `filtered`. */
   filteredBy: string | undefined = undefined;
+  /** The trace of the request's `webhook receive` span, kept with the event (src/tracing/). */
+  trace: EventTrace | undefined = undefined;
 
   constructor(
     /** The HTTP request; absent for the panel's test event (no method, limits, token or wait). */
@@ -91,8 +94,10 @@ export class Intake {
     readonly senderIp: string | undefined,
   ) {}
 
-  static of(hook: HookRequest): Intake {
-    return new Intake(hook, hook.req.headers, hook.senderIp);
+  static of(hook: HookRequest, trace?: EventTrace): Intake {
+    const intake = new Intake(hook, hook.req.headers, hook.senderIp);
+    intake.trace = trace;
+    return intake;
   }
 
   /**
@@ -117,6 +122,7 @@ export class Intake {
     this.tree = undefined;
     const headers = keptHeaders(this.headers, secretHeader(channel));
     const senderIp = senderAddress(this.senderIp);
+    const { trace } = this;
     if (refusal) {
       const { text, truncated } = keptBody(refusal.kept, refusal.of);
       const code = refusal.error.code;
@@ -127,6 +133,7 @@ export class Intake {
         payload: text,
         payloadTruncated: truncated,
         refusal: code,
+        trace,
       };
     }
     return {
@@ -138,6 +145,7 @@ export class Intake {
       bodyHash: this.bodyHash,
       filteredBy: this.filteredBy,
       threadKey: tree ? renderThreadKey(channel.thread_key_template, tree) : null,
+      trace,
     };
   }
 }

@@ -1,5 +1,6 @@
 import { REJECTED_BODY_BYTES } from './rejected-body.js';
 import type { ReceivingChannel } from './ingest-repo.js';
+import type { EventTrace } from '../tracing/tracing.js';
 
 /** One request for the statement: an event the pipeline let through, or a refusal to record. */
 export interface IncomingEvent {
@@ -24,6 +25,8 @@ export interface IncomingEvent {
   refusal?: string;
   /** A refusal's `payload` is only the start of its body. */
   payloadTruncated?: boolean;
+  /** The request's trace (src/tracing/); absent when tracing is off. */
+  trace?: EventTrace | undefined;
 }
 
 /** The statement's parameters by name; `P` gives each its position, once. */
@@ -50,6 +53,9 @@ interface BatchParameters {
   filters: (string | null)[];
   /** The pipeline's refusals, as a JSON array of {position, code, truncated}. */
   refusals: string;
+  /** Each request's trace id (sampled traces only) and traceparent, else null. */
+  traceIds: (string | null)[];
+  traceparents: (string | null)[];
   commitDeadline: string;
   lockTimeout: string;
 }
@@ -71,6 +77,8 @@ export const PARAMETER_NAMES = Object.keys({
   keyUses: 0,
   filters: 0,
   refusals: 0,
+  traceIds: 0,
+  traceparents: 0,
   commitDeadline: 0,
   lockTimeout: 0,
 } satisfies Record<keyof BatchParameters, 0>) as (keyof BatchParameters)[];
@@ -103,6 +111,8 @@ export function batchParameters(events: IncomingEvent[], deadline: number): Batc
     keyUses: uses.map((use) => (use === 'repeat' || use === 'reused' ? use : null)),
     filters: events.map((e) => e.filteredBy ?? null),
     refusals: JSON.stringify(refusals),
+    traceIds: events.map((e) => e.trace?.traceId ?? null),
+    traceparents: events.map((e) => e.trace?.traceparent ?? null),
     commitDeadline: new Date(deadline).toISOString(),
     lockTimeout: `${Math.max(1, Math.ceil(deadline - Date.now()))}ms`,
   };

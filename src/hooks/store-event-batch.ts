@@ -44,11 +44,12 @@ with
                 ${P.payloadStarts}::integer[], ${P.payloadBytes}::integer[],
                 ${P.keptBytes}::integer[], ${P.senderIps}::text[], ${P.threadKeys}::text[],
                 ${P.dedupKeys}::text[], ${P.windows}::integer[], ${P.bodyHashes}::text[],
-                ${P.keyUses}::text[], ${P.filters}::text[])
+                ${P.keyUses}::text[], ${P.filters}::text[], ${P.traceIds}::text[],
+                ${P.traceparents}::text[])
            with ordinality
            as request(workspace_id, channel_id, token_hash, payload_start, payload_bytes,
                       kept_bytes, sender_ip, thread_key, dedup_key, window_s, body_hash, key_use,
-                      filtered_by, position)
+                      filtered_by, trace_id, traceparent, position)
     join jsonb_array_elements(${P.headers}::jsonb) with ordinality as headers(headers, position)
       on headers.position = request.position
     left join jsonb_to_recordset(${P.refusals}::jsonb)
@@ -183,7 +184,7 @@ with
   stored as (
     insert into events (id, workspace_id, channel_id, status, payload, payload_truncated, error,
                         completed_at, headers, sender_ip, duplicates, thread_key, dedup_key,
-                        dedup_expires_at, dedup_body_hash)
+                        dedup_expires_at, dedup_body_hash, trace_id, traceparent)
     overriding system value
     select id, workspace_id, channel_id,
            case outcome when 'accepted' then 'pending' when 'filtered' then 'filtered'
@@ -205,7 +206,8 @@ with
            case when outcome in ('accepted', 'filtered') then dedup_key end,
            case when outcome in ('accepted', 'filtered')
              then now() + make_interval(secs => window_s) end,
-           case when outcome in ('accepted', 'filtered') then decode(body_hash, 'hex') end
+           case when outcome in ('accepted', 'filtered') then decode(body_hash, 'hex') end,
+           trace_id, traceparent
     from numbered
     left join repeats on repeats.first_position = numbered.position
     where id is not null

@@ -4,6 +4,7 @@ import { receivedAnswer, type EventAnswers } from '../events/event-answers.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { IngestService } from './ingest-service.js';
+import { endWebhookSpan, eventTrace, startWebhookSpan } from '../tracing/tracing.js';
 import { Intake, type HookRequest, type IngestOutcome } from './intake.js';
 import { channelOf, limitSenderOf } from './intake-pipeline.js';
 import type { ReceivingChannel } from './ingest-repo.js';
@@ -39,9 +40,24 @@ export class WebhookReceiver {
 
   /** Answers the request, whatever happens: every failure becomes a problem answer. */
   async serve(hook: HookRequest): Promise<void> {
-    const { res } = hook;
+    const span = startWebhookSpan(hook.req.headers);
+    const intake = Intake.of(hook, eventTrace(span));
+    await this.answerWebhook(intake, hook.res);
+    if (span) {
+      // `channel` and `text` are unset when the request was refused before they were found.
+      const { channel, text } = intake;
+      const eventId = loggedEventId(hook.res);
+      endWebhookSpan(span, {
+        channelId: channel?.id,
+        eventId,
+        status: hook.res.statusCode,
+        payload: text,
+      });
+    }
+  }
+
+  private async answerWebhook(intake: Intake, res: ServerResponse): Promise<void> {
     try {
-      const intake = Intake.of(hook);
       const outcome = await this.parts.ingest.receive(intake);
       (res as WithEventId)[EVENT_ID] = outcome.eventId;
       if (!outcome.accepted) throw outcome.error;

@@ -4,6 +4,7 @@ import type { PanelServices } from './panel-services.js';
 import { eventView, LIST_TEXT_LIMIT, threadView } from './log-event-view.js';
 import { workspaceId } from './panel-auth.js';
 import { pathId } from './forms.js';
+import { traceUrl } from '../tracing/tracing.js';
 
 /**
  * The event page `/logs/{id}`, a permalink with everything the event holds (and what other
@@ -45,6 +46,7 @@ export function eventPage(ctx: PanelServices): Router {
       senderIp: typeof extra.sender_ip === 'string' ? extra.sender_ip : null,
       missing: Array.isArray(extra.missing) ? (extra.missing as string[]) : null,
       threadKey: typeof extra.thread_key === 'string' ? extra.thread_key : null,
+      traceUrl: traceUrl(ctx.config.traceUrlTemplate, event.trace_id),
       thread: thread && threadView(thread, event.id),
       model: typeof extra.model === 'string' ? extra.model : null,
       history: event.history as Record<string, unknown>[],

@@ -73,6 +73,10 @@ const secretsKey = optionalText.transform((value, ctx) => {
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  error: 'must be http/protobuf or http/json (traces are exported over OTLP/HTTP only)',
+});
+
 const envSchema = z
   .object({
     PORT: integer(0, 65535).default(3000),
@@ -133,6 +137,17 @@ const envSchema = z
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(httpUrl.optional()),
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(
+      z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).optional(),
+    ),
+    OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.default('http/protobuf'),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+    OTEL_SERVICE_NAME: z.string().trim().min(1).default('hookprompt'),
+    OTEL_RECORD_CONTENT: boolean.default(false),
+    TRACE_URL_TEMPLATE: optionalText.pipe(
+      z.string().includes('{trace_id}', { error: 'must contain {trace_id}' }).optional(),
+    ),
     LOG_LEVEL: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info'),
@@ -267,6 +282,19 @@ const configSchema = envSchema.transform((e) => ({
   },
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
   eventRetentionDays: e.EVENT_RETENTION_DAYS,
+  /** OpenTelemetry traces (src/tracing/); off when no endpoint is set. */
+  tracing: {
+    /** Where spans are sent: the traces endpoint as given, else the endpoint + `/v1/traces`. */
+    tracesUrl:
+      e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+      (e.OTEL_EXPORTER_OTLP_ENDPOINT && `${e.OTEL_EXPORTER_OTLP_ENDPOINT}/v1/traces`),
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL,
+    serviceName: e.OTEL_SERVICE_NAME,
+    /** Spans may hold the payload, the prompt and the reply (never secrets or tokens). */
+    recordContent: e.OTEL_RECORD_CONTENT,
+  },
+  /** Brain Logs links an event's trace here (`{trace_id}` filled in). */
+  traceUrlTemplate: e.TRACE_URL_TEMPLATE,
   role: e.ROLE,
   trustProxy: e.TRUST_PROXY,
   logLevel: e.LOG_LEVEL,
@@ -274,6 +302,7 @@ const configSchema = envSchema.transform((e) => ({
 
 export type Config = DeepReadonly<z.output<typeof configSchema>>;
 export type Role = Config['role'];
+export type TracingSettings = Config['tracing'];
 
 /** The port this process listens on, and the variable that sets it (for messages). */
 export function listeningPort(config: Pick<Config, 'role' | 'port' | 'workerPort'>): {

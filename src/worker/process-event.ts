@@ -20,6 +20,7 @@ import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
 import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableText } from './storable-text.js';
+import type { ChatParent } from '../tracing/tracing.js';
 
 export interface ProcessDeps {
   db: Queryable;
@@ -60,7 +61,8 @@ export type ProcessOutcome = ReplyOutcome | 'released' | 'lost';
  * payload, adds the thread's history, asks the AI with the channel's settings, checks the
  * reply's shape, and stores the result. `signal` aborts the AI call when the worker shuts down; the event is then
  * given back to the queue. `callEnded` is called (perhaps more than once) when the AI call is
- * over or will not be made, before the result is stored. Database errors are thrown: the event
+ * over or will not be made, before the result is stored. `chatParent` is the attempt's
+ * `event process` span, which its AI calls' spans belong to (src/tracing/). Database errors are thrown: the event
  * keeps its lease and is taken again once it ends.
  */
 export async function processEvent(
@@ -68,6 +70,7 @@ export async function processEvent(
   event: ClaimedEvent,
   signal: AbortSignal,
   callEnded: () => void = () => undefined,
+  chatParent?: ChatParent,
 ): Promise<ProcessOutcome> {
   const { db, log, workerId } = deps;
   const eventId = event.id;
@@ -167,8 +170,13 @@ export async function processEvent(
     guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
   let result: FallbackResult;
   try {
-    result = await runWithFallbacks(targets, request, signal, (reply, target) =>
-      checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
+    result = await runWithFallbacks(
+      targets,
+      request,
+      signal,
+      (reply, target) =>
+        checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
+      chatParent,
     );
   } catch (error) {
     callEnded();

@@ -20,6 +20,8 @@ export interface ClaimedEvent {
   ai: unknown;
   /** The workspace has a monthly budget: each call's spend is counted before the next starts. */
   budgeted: boolean;
+  /** The `webhook receive` span the event's processing continues (src/tracing/), or null. */
+  traceparent: string | null;
 }
 
 const UNFINISHED = sqlStatusList(UNFINISHED_STATUSES);
@@ -82,7 +84,7 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
   where events.id = next.id and channels.id = events.channel_id
     and workspaces.id = events.workspace_id
   returning events.id, events.workspace_id, events.payload, events.attempts, events.error, events.channel_id,
-    events.thread_key, channels.template, channels.ai,
+    events.thread_key, events.traceparent, channels.template, channels.ai,
     workspaces.monthly_budget_usd is not null as budgeted`;
 
 /**

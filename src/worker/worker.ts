@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
 import type { WorkspaceProviders } from '../ai/call-targets.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
+import { withEventSpan } from '../tracing/tracing.js';
 import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';
@@ -155,7 +156,9 @@ export class Worker {
   /** The slot is free once the AI call is over: storing the reply does not hold up the next call. */
   private async answer(event: ClaimedEvent, signal: AbortSignal, freeSlot: () => void) {
     try {
-      await processEvent(this.deps, event, signal, freeSlot);
+      await withEventSpan(event, (chatParent) =>
+        processEvent(this.deps, event, signal, freeSlot, chatParent),
+      );
     } catch (error) {
       this.options.log.error(
         { err: error, eventId: event.id },

@@ -92,6 +92,7 @@ describe('GET /api/v1/events/{id}', () => {
       input_truncated: false,
       redactions: null,
       history: [],
+      trace_id: null,
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();
