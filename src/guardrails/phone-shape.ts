@@ -67,11 +67,12 @@ function bracketsBalanced(text: string, end: number): boolean {
     return false;
   }
   for (let i = open + 1; i < close; i++) if (!isDigit(text.charCodeAt(i))) return false;
-  const again = (char: string, after: number) => {
-    const next = text.indexOf(char, after + 1);
-    return next >= 0 && next < end;
-  };
-  return !again('(', open) && !again(')', close);
+  return !occursBetween(text, '(', open + 1, end) && !occursBetween(text, ')', close + 1, end);
+}
+
+function occursBetween(text: string, char: string, from: number, end: number): boolean {
+  const at = text.indexOf(char, from);
+  return at >= 0 && at < end;
 }
 
 const isYear = (d: string) => d.length === 4 && (d.startsWith('19') || d.startsWith('20'));
