@@ -63,6 +63,7 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     env: hookpromptEnv(options.databaseUrl, apiKey, options.env),
   });
   try {
+    await untilServing(server.origin);
     const api = async (method: string, path: string, body: unknown) => {
       const res = await fetch(`${server.origin}/api/v1${path}`, {
         method,
@@ -84,6 +85,20 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
   } catch (error) {
     await server.stop();
     throw error;
+  }
+}
+
+/**
+ * Waits while hookprompt answers 503 (it listens before it migrates: on a fresh database, under
+ * load, the migrations outlast the start-up check, which takes any answer).
+ */
+async function untilServing(origin: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await fetch(`${origin}/healthz`);
+    if (res.status !== 503) return;
+    if (Date.now() > deadline) throw new Error(`${origin} still starting after 60 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
