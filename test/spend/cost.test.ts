@@ -125,6 +125,57 @@ describe('what an event cost', () => {
     expect(workspace.spent_usd).toBeCloseTo(45 / 1e6, 12);
   });
 
+  it('sums over the 20 calls an event lists once older ones are dropped', async () => {
+    // 25 attempts of one call each, every answer not JSON: each attempt's tokens are paid, and
+    // the event lists the last 20 calls.
+    const attempts = 25;
+    const manyApp = await startTestApp({
+      env: { ...ai.env(), AI_MAX_ATTEMPTS: String(attempts), WORKER_RETRY_BASE_MS: '0' },
+    });
+    try {
+      const many = new Driver(manyApp);
+      const channel = await many.createChannel({
+        name: 'json',
+        ai: { model: 'my-model', response_format: 'json' },
+      });
+      await many
+        .api('put', '/prices/my-model')
+        .send({ input_per_mtok: 1, output_per_mtok: 0 })
+        .expect(200);
+      // Attempt n reads n tokens: every call costs n / 1e6, so which calls are summed shows.
+      ai.enqueue(
+        ...Array.from({ length: attempts }, (_, i) => ({
+          body: {
+            ...chatCompletion('not json'),
+            usage: { prompt_tokens: i + 1, completion_tokens: 0 },
+          },
+        })),
+      );
+      const sent = await many.sendEvent(channel.webhook_url);
+      const read = async () =>
+        (await many.api('get', `/events/${String(sent.body.event_id)}`).expect(200)).body;
+      for (let i = 0; i < attempts && (await read()).status !== 'failed'; i++) {
+        await createWorker(manyApp.ctx).runOnce();
+      }
+      const event = await read();
+      expect(event).toMatchObject({ status: 'failed', attempts });
+      const calls = event.calls as { cost_usd: number }[];
+      expect(calls).toHaveLength(20);
+      expect(calls.map((call) => call.cost_usd * 1e6)).toEqual(
+        Array.from({ length: 20 }, (_, i) => expect.closeTo(i + 6, 6)),
+      );
+      const listed = calls.reduce((sum, call) => sum + call.cost_usd, 0);
+      // 6 + 7 + … + 25 millionths: the five dropped calls are no longer in it.
+      expect(event.cost_usd).toBeCloseTo(listed, 12);
+      expect(event.cost_usd).toBeCloseTo(310 / 1e6, 12);
+      // The workspace still paid for all 25.
+      const workspace = (await many.api('get', '/workspace').expect(200)).body;
+      expect(workspace.spent_usd).toBeCloseTo(325 / 1e6, 12);
+    } finally {
+      await manyApp.close();
+    }
+  });
+
   it('counts the echo stand-in as free', async () => {
     const echoApp = await startTestApp();
     try {
