@@ -59,6 +59,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Condition } from '../src/conditions/condition-schemas.js';
 import { compileConditions } from '../src/conditions/conditions.js';
+import { parsePayload } from '../src/template/index.js';
 import { BASELINE_SCHEMA } from './baselines/baseline-schema.js';
 import { BenchRun } from './lib/bench-run.js';
 import { build } from './lib/build.js';
@@ -270,7 +271,7 @@ async function main(): Promise<void> {
     { path: 'payload.order.total', op: 'gt', value: 0 },
     { path: 'payload.order.status', op: 'in', value: ['paid', 'shipped'] },
   ];
-  const failing = compileConditions(acceptWhen)?.failing({ payload: JSON.parse(orderPayload) });
+  const failing = compileConditions(acceptWhen)?.failing({ payload: parsePayload(orderPayload) });
   if (failing) throw new Error(`accept_when does not hold for the bench payload: ${failing}`);
   const accepting = ours('ours-accept', 'ours (accept_when, 3 conditions)', {}, [], undefined, {
     accept_when: acceptWhen,
