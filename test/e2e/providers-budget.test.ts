@@ -132,8 +132,10 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
     await page.goto(`/logs/${answered}`);
     const calls = page.locator('#calls .calls-table tbody tr');
     expect(await calls.count()).toBe(2);
-    const rows = await calls.evaluateAll((trs) =>
-      trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent?.trim())),
+    const rows = await Promise.all(
+      [0, 1].map(async (i) =>
+        (await calls.nth(i).locator('td').allTextContents()).map((text) => text.trim()),
+      ),
     );
     expect(rows[0]).toEqual(expect.arrayContaining(['claude', 'claude-fake', 'error', '529']));
     expect(rows[1]).toEqual(expect.arrayContaining(['backup', 'gpt-fake', 'ok', '200']));
