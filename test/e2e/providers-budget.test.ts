@@ -2,6 +2,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
 import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -150,6 +151,15 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
     const waiting = await driver.sendEvent(channel.webhook_url, { text: 'And my refund?' });
     expect(waiting.status).toBe(200);
     const waitingId = String(waiting.body.event_id);
+    // Without a budget the worker does not wait for its spend records: wait for the first
+    // event's call to count.
+    await eventually(
+      async () => {
+        const workspace = (await driver.api('get', '/workspace').expect(200)).body;
+        return (workspace.spent_usd as number) >= 0.002 - 1e-12 || undefined;
+      },
+      { what: "the answered event's spend" },
+    );
 
     await page.goto('/workspace');
     await page.fill('#monthly_budget_usd', '0.002');
