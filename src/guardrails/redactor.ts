@@ -76,6 +76,7 @@ export class Redactor {
     });
     if (all.length <= 1) return all;
     all.sort((a, b) => a.start - b.start || b.end - a.end);
+    if (!overlapping(all)) return all;
     // Per kind (in the order of this.kinds), its values not inside a longer one.
     const outer = this.kinds.map((): Match[] => []);
     let cover: Match | undefined;
@@ -95,6 +96,16 @@ export class Redactor {
     }
     return taken;
   }
+}
+
+/** Whether any two of `sorted` (by start) overlap: most texts have nothing to settle. */
+function overlapping(sorted: readonly Match[]): boolean {
+  let end = 0;
+  for (const match of sorted) {
+    if (match.start < end) return true;
+    end = match.end;
+  }
+  return false;
 }
 
 /** The values of `found` (in order) that overlap nothing already taken (in order). */
