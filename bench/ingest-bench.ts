@@ -26,7 +26,9 @@
  *      collections and its batch writes over 50 ms during each run, from its /metrics, and the
  *      CPU per request of the server and its database and the machine's busy cores); ours
  *      and ours-signed swap places every other round. The 500/s requests come from a process
- *      of their own (lib/open-loop-apart.ts);
+ *      of their own (lib/open-loop-apart.ts). With --accept-when, a third server takes its
+ *      turns beside them: ours on a channel whose `accept_when` holds for the bench payload
+ *      (ours-accept), so every event is stored as usual and the ratio is what the filter costs;
  *   3. ours with LOG_LEVEL=info;
  *   4. end to end with the worker (ROLE=all) and a fake AI answering in 200 ms, once per
  *      WORKER_CONCURRENCY (8, 32, 128): events posted at 1.5 × its capacity (concurrency ÷
@@ -43,6 +45,7 @@
  * elsewhere), --rounds=<n>, --fixed-runs=<n>, --skip-e2e, --e2e-concurrency=<n,n,…>,
  * --e2e-seconds=<s>, --e2e-rate=<n/s> and --e2e-events=<n> (the same for every concurrency),
  * --e2e-ai=openai|anthropic (the API the fake AI speaks, and so the provider used; openai),
+ * --accept-when (ours-accept in the rounds of part 2, above),
  * --fairness (also how long a workspace's single event waits next to another's backlog of
  * 2,000), --scale-events=<n> (0 skips part 5), --scale-keep (keep the filled database,
  * hookprompt_bench_events_<n>, 14.5 GiB at 10,000,000, and reuse it in later runs with
@@ -54,6 +57,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import type { Condition } from '../src/conditions/condition-schemas.js';
+import { compileConditions } from '../src/conditions/conditions.js';
+import { parsePayload } from '../src/template/index.js';
 import { BASELINE_SCHEMA } from './baselines/baseline-schema.js';
 import { BenchRun } from './lib/bench-run.js';
 import { build } from './lib/build.js';
@@ -105,6 +111,7 @@ const { values: flags } = parseArgs({
     'e2e-events': { type: 'string' },
     'e2e-rate': { type: 'string' },
     'e2e-ai': { type: 'string', default: 'openai' },
+    'accept-when': { type: 'boolean', default: false },
     fairness: { type: 'boolean', default: false },
     'scale-events': { type: 'string' },
     'scale-keep': { type: 'boolean', default: false },
@@ -154,7 +161,8 @@ const ours = (
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
   sender?: BenchSender,
-) => hookpromptTarget(key, label, hookpromptEntry, env, nodeFlags, sender);
+  channel?: Record<string, unknown>,
+) => hookpromptTarget(key, label, hookpromptEntry, env, nodeFlags, sender, channel);
 
 process.once('SIGINT', () => {
   console.error('\ninterrupted: stopping servers and dropping scratch databases');
@@ -255,6 +263,19 @@ async function main(): Promise<void> {
     [],
     standardWebhooksSender(orderPayload),
   );
+  // Conditions a shop's channel might have, all holding for the bench payload: every event
+  // passes the filter and is stored as on the plain channel (a filtered event is answered 200
+  // too, so that is checked here, not by the answers).
+  const acceptWhen: Condition[] = [
+    { path: 'payload.event', op: 'eq', value: 'order.created' },
+    { path: 'payload.order.total', op: 'gt', value: 0 },
+    { path: 'payload.order.status', op: 'in', value: ['paid', 'shipped'] },
+  ];
+  const failing = compileConditions(acceptWhen)?.failing({ payload: parsePayload(orderPayload) });
+  if (failing) throw new Error(`accept_when does not hold for the bench payload: ${failing}`);
+  const accepting = ours('ours-accept', 'ours (accept_when, 3 conditions)', {}, [], undefined, {
+    accept_when: acceptWhen,
+  });
   // (a), ours and the signed channel take turns, so that each ratio compares runs made side by
   // side, and is a mean over the rounds: single runs on a shared machine swing by a tenth. Ours
   // and the signed channel run at the same time, and take turns in short slices (see
@@ -269,6 +290,7 @@ async function main(): Promise<void> {
     const pair: [Target, number][] = [];
     if (selected('ours')) pair.push([plain, fixed]);
     if (selected('ours-signed')) pair.push([signed, 0]);
+    if (flags['accept-when']) pair.push([accepting, 0]);
     // Every other round the signed channel goes first, so that a machine drifting during the
     // run favours neither.
     if (round % 2 === 0) pair.reverse();
@@ -476,6 +498,7 @@ function ratiosOf(rows: ClosedLoopRow[]): BenchReport['ratios'] {
   add('ours / (a+q)', over(at128('a+q')));
   add('ours / (b)', over(at128('b')));
   add('ours signed + dedup / ours', under(at128('ours-signed')));
+  add('ours accept_when / ours', under(at128('ours-accept')));
   add('ours LOG_LEVEL=info / warn', under(at128('ours-info')));
   return ratios;
 }

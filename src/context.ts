@@ -144,6 +144,8 @@ export class AppContext {
         this.channels.namingProvider(tx, workspaceId, name),
       // This process's worker uses a change at once; others read providers again within seconds.
       onChanged: (workspaceId) => this.providerInstances.forget(workspaceId),
+      pricesFor: (workspaceId, kind) => this.prices.pricesFor(workspaceId, kind),
+      recordSpend: (call) => this.spendLedger.recordSpend(call),
     });
     this.providerInstances = new ProviderInstances(this.providers, config.ai.model);
     this.ingest = new IngestService(

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeAiServer, type FakeAiProtocol, type FakeAiServer } from './fake-ai-server.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { orderTemplate } from './payload.js';
@@ -64,7 +63,6 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     env: hookpromptEnv(options.databaseUrl, apiKey, options.env),
   });
   try {
-    await untilReady(server.origin);
     const api = async (method: string, path: string, body: unknown) => {
       const res = await fetch(`${server.origin}/api/v1${path}`, {
         method,
@@ -86,18 +84,6 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
   } catch (error) {
     await server.stop();
     throw error;
-  }
-}
-
-/**
- * The server listens before it migrates and starts (a taken port stops it first), answering 503
- * meanwhile: it is ready once `/readyz` says so.
- */
-async function untilReady(origin: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while ((await fetch(`${origin}/readyz`).catch(() => undefined))?.status !== 200) {
-    if (Date.now() > deadline) throw new Error(`${origin} was not ready within 60 s`);
-    await delay(100);
   }
 }
 

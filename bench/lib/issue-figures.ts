@@ -108,6 +108,22 @@ export function issueFigures(report: BenchReport): Figure[] {
     figures.push(notMeasured('verified + dedup channel ÷ plain channel', '≥ 0.85'));
   }
 
+  // Only with --accept-when: the filter's cost, each round's pair measured side by side.
+  const accepting = at128(rows, 'ours-accept');
+  if (accepting.length && ours.length) {
+    const figure = ratioFigure(
+      'accept_when channel (all holding) ÷ plain channel, accepted/s, c=128',
+      mean(accepting) / mean(ours),
+      0.95,
+    );
+    const rounds = accepting.map((row) => {
+      const plain = ours.find((r) => r.round === row.round);
+      return plain ? two(row.acceptedPerSecond / plain.acceptedPerSecond) : '–';
+    });
+    if (accepting.length > 1) figure.measured += ` (rounds ${rounds.join(' / ')})`;
+    figures.push(figure);
+  }
+
   const e2e = report.endToEnd;
   const runs: EndToEndResult[] = Array.isArray(e2e) ? e2e : [];
   if (runs.length === 0)

@@ -50,7 +50,10 @@ export const baselines: Target[] = [
   baseline('a+q', '(a+q) a + hot quota row', 'express-insert.ts', { BASELINE_QUOTA: 'on' }),
 ];
 
-/** hookprompt's receiver, run from `nodeArgs` (the build or the sources), with extra environment. */
+/**
+ * hookprompt's receiver, run from `nodeArgs` (the build or the sources), with extra environment;
+ * its channel has the sender's settings, then `channel`'s.
+ */
 export function hookpromptTarget(
   key: string,
   label: string,
@@ -58,6 +61,7 @@ export function hookpromptTarget(
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
   sender?: BenchSender,
+  channel?: Record<string, unknown>,
 ): Target {
   return {
     key,
@@ -70,7 +74,7 @@ export function hookpromptTarget(
         logFile,
         env,
         nodeFlags,
-        channel: sender?.channel,
+        channel: sender || channel ? { ...sender?.channel, ...channel } : undefined,
       });
       return { server, url: webhookUrl, sender, apiKey };
     },

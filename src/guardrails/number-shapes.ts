@@ -18,23 +18,26 @@ export function findCards(text: string): Found[] {
   if (!DIGIT.test(text)) return found;
   for (const m of text.matchAll(CARD)) {
     const value = m[0];
+    const digits = value.replace(/\D/g, '');
     // The longest run that passes, ending at a digit followed by a separator or the end.
-    for (let end = value.length; end > 0; end--) {
-      if (end < value.length && /\d/.test(value[end] as string)) continue;
-      const digits = value.slice(0, end).replace(/\D/g, '');
-      if (digits.length < 13) break;
-      if (digits.length <= 19 && luhn(digits)) {
+    let count = digits.length;
+    for (let end = value.length; end > 0 && count >= 13; end--) {
+      if (!isDigitCode(value.charCodeAt(end - 1))) continue;
+      const atGroupEnd = end === value.length || !isDigitCode(value.charCodeAt(end));
+      if (atGroupEnd && count <= 19 && luhn(digits, count)) {
         found.push([m.index, m.index + end]);
         break;
       }
+      count--;
     }
   }
   return found;
 }
 
-export function luhn(digits: string): boolean {
+/** The Luhn check over the first `length` digits of `digits` (all of them by default). */
+export function luhn(digits: string, length = digits.length): boolean {
   let sum = 0;
-  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
+  for (let i = length - 1, double = false; i >= 0; i--, double = !double) {
     let d = digits.charCodeAt(i) - 48;
     if (double && (d *= 2) > 9) d -= 9;
     sum += d;
@@ -133,6 +136,19 @@ function addressesAround(
   }
 }
 
+function digitCount(value: string): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) if (isDigitCode(value.charCodeAt(i))) n++;
+  return n;
+}
+
+/** How many times the character `code` occurs in `value`. */
+function count(value: string, code: number): number {
+  let n = 0;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) === code) n++;
+  return n;
+}
+
 const isDigitCode = (c: number) => c >= 0x30 && c <= 0x39;
 const isHexCode = (c: number) =>
   isDigitCode(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
@@ -144,6 +160,7 @@ const isWordChar = (c: number) =>
 
 /** Four parts of one to three digits, each at most 255; not after `version`, `v` and such. */
 function isIpv4(value: string, text: string, start: number): boolean {
+  if (count(value, 0x2e) !== 3) return false;
   const parts = value.split('.');
   if (parts.length !== 4) return false;
   for (const part of parts)
@@ -157,8 +174,9 @@ function isIpv4(value: string, text: string, start: number): boolean {
  * ipaddr.js is asked, which throws (slowly) for what it refuses.
  */
 function isIpv6(value: string): boolean {
-  if (!DIGIT.test(value)) return false;
-  const colons = value.split(':').length - 1;
+  // Most values read around a colon are a time or a JSON number (`":19.99`): two colons at least.
+  const colons = count(value, 0x3a);
+  if (colons < 2 || !DIGIT.test(value)) return false;
   const compressed = value.includes('::');
   const embedsV4 = value.includes('.');
   if (!compressed && colons !== (embedsV4 ? 6 : 7)) return false;
@@ -175,8 +193,8 @@ export function findPhones(text: string): Found[] {
   // one whose start is a phone is read again after it: `415-555-0132 415-555-0199` are two.
   const phone = new RegExp(PHONE);
   for (let m = phone.exec(text); m; m = phone.exec(text)) {
-    // Shorter than `+` and 8 digits: no phone, whatever its groups.
-    if (m[0].length < 9) continue;
+    // Fewer than 8 digits (`+` and 8 is the shortest phone): no phone, whatever its groups.
+    if (m[0].length < 9 || digitCount(m[0]) < 8) continue;
     const length = phoneLength(m[0]);
     if (length === 0) continue;
     found.push([m.index, m.index + length]);

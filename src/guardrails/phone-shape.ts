@@ -1,6 +1,8 @@
 /** One group of digits of a phone candidate, and the separators written before it. */
 interface Group {
-  digits: string;
+  /** How many digits, and the number they make (read while the digits are, not sliced out). */
+  length: number;
+  value: number;
   before: string;
   /** Where the group ends in the text read. */
   end: number;
@@ -20,21 +22,20 @@ export function phoneLength(candidate: string): number {
   const sign = candidate.charCodeAt(0) === 0x2b ? 1 : 0;
   const groups = readGroups(candidate, sign);
   let digits = 0;
-  for (const group of groups) digits += group.digits.length;
+  for (const group of groups) digits += group.length;
   let count = groups.length;
   // A number ends where a space follows it: `415-555-0132 415-555-0199` are two.
   while (count > 1 && (digits > 15 || (count < groups.length && groups[count]?.before !== ' ')))
-    digits -= (groups[--count] as Group).digits.length;
+    digits -= (groups[--count] as Group).length;
   if (digits > 15 || (sign ? digits < 8 : digits < 10 || count < 2)) return 0;
-  const kept = groups.slice(0, count);
-  if (looksLikeDate(kept) || looksDotted(kept) || looksLikeCard(groups)) return 0;
+  if (looksLikeDate(groups, count) || looksDotted(groups, count) || looksLikeCard(groups)) return 0;
   // From the third on, groups have two digits at least (`+33 6 12 34 56 78`, `1 800 555 0199`,
   // not `12 3 4 5678 9`), unless bracketed (`+49 (0) 30 1234567`).
-  for (let i = 2; i < kept.length; i++) {
-    const group = kept[i] as Group;
-    if (group.digits.length < 2 && !group.before.endsWith('(')) return 0;
+  for (let i = 2; i < count; i++) {
+    const group = groups[i] as Group;
+    if (group.length < 2 && !group.before.endsWith('(')) return 0;
   }
-  const end = (kept.at(-1) as Group).end;
+  const end = (groups[count - 1] as Group).end;
   return bracketsBalanced(candidate, end) ? end : 0;
 }
 
@@ -52,8 +53,10 @@ function readGroups(text: string, from: number): Group[] {
     const fits = groups.length === 0 ? before === '' || before === '(' : SEPARATORS.has(before);
     if (!fits || at === text.length) break;
     const digitsStart = at;
-    while (at < text.length && isDigit(text.charCodeAt(at))) at++;
-    groups.push({ digits: text.slice(digitsStart, at), before, end: at });
+    let value = 0;
+    for (let code = text.charCodeAt(at); isDigit(code); code = text.charCodeAt(++at))
+      value = value * 10 + code - 0x30;
+    groups.push({ length: at - digitsStart, value, before, end: at });
   }
   return groups;
 }
@@ -67,23 +70,27 @@ function bracketsBalanced(text: string, end: number): boolean {
     return false;
   }
   for (let i = open + 1; i < close; i++) if (!isDigit(text.charCodeAt(i))) return false;
-  const again = (char: string, after: number) => {
-    const next = text.indexOf(char, after + 1);
-    return next >= 0 && next < end;
-  };
-  return !again('(', open) && !again(')', close);
+  return !occursBetween(text, '(', open + 1, end) && !occursBetween(text, ')', close + 1, end);
 }
 
-const isYear = (d: string) => d.length === 4 && (d.startsWith('19') || d.startsWith('20'));
-const inRange = (d: string, max: number) => d.length <= 2 && Number(d) >= 1 && Number(d) <= max;
+function occursBetween(text: string, char: string, from: number, end: number): boolean {
+  const at = text.indexOf(char, from);
+  return at >= 0 && at < end;
+}
 
-/** Three groups that read as a year, a month and a day, in either order. */
-function looksLikeDate(groups: readonly Group[]): boolean {
-  for (let i = 0; i + 2 < groups.length; i++) {
-    const [a, b, c] = [groups[i], groups[i + 1], groups[i + 2]] as [Group, Group, Group];
-    if (b.before !== c.before || !inRange(b.digits, 12)) continue;
-    if (isYear(a.digits) && inRange(c.digits, 31)) return true;
-    if (inRange(a.digits, 31) && isYear(c.digits)) return true;
+/** Four digits from 1900 to 2099. */
+const isYear = (g: Group) => g.length === 4 && g.value >= 1900 && g.value <= 2099;
+const inRange = (g: Group, max: number) => g.length <= 2 && g.value >= 1 && g.value <= max;
+
+/** Three of the first `count` groups that read as a year, a month and a day, in either order. */
+function looksLikeDate(groups: readonly Group[], count: number): boolean {
+  for (let i = 0; i + 2 < count; i++) {
+    const a = groups[i] as Group;
+    const b = groups[i + 1] as Group;
+    const c = groups[i + 2] as Group;
+    if (b.before !== c.before || !inRange(b, 12)) continue;
+    if (isYear(a) && inRange(c, 31)) return true;
+    if (inRange(a, 31) && isYear(c)) return true;
   }
   return false;
 }
@@ -93,19 +100,19 @@ function looksLikeCard(groups: readonly Group[]): boolean {
   if (groups.length < 3) return false;
   let digits = 0;
   for (let i = 0; i < groups.length; i++) {
-    const length = (groups[i] as Group).digits.length;
+    const length = (groups[i] as Group).length;
     if (i < groups.length - 1 && length !== 4) return false;
     digits += length;
   }
   return digits >= 13;
 }
 
-/** Groups of one to three digits between dots: an address (valid or not) or a version. */
-function looksDotted(groups: readonly Group[]): boolean {
-  if (groups.length < 3) return false;
-  for (let i = 0; i < groups.length; i++) {
+/** The first `count` groups are of one to three digits between dots: an address or a version. */
+function looksDotted(groups: readonly Group[], count: number): boolean {
+  if (count < 3) return false;
+  for (let i = 0; i < count; i++) {
     const group = groups[i] as Group;
-    if (group.digits.length > 3 || (i > 0 && group.before !== '.')) return false;
+    if (group.length > 3 || (i > 0 && group.before !== '.')) return false;
   }
   return true;
 }

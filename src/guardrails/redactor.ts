@@ -1,4 +1,4 @@
-import { KINDS, REDACTION_KINDS, type Found, type RedactionKind } from './redaction-kinds.js';
+import { KINDS, REDACTION_KINDS, type RedactionKind } from './redaction-kinds.js';
 
 interface Match {
   start: number;
@@ -16,6 +16,8 @@ export class Redactor {
   private readonly kinds: RedactionKind[];
   /** Per kind, placeholder by the value's canonical spelling. */
   private readonly placeholders = new Map<RedactionKind, Map<string, string>>();
+  /** Per kind, placeholder by the value as written: a value met again skips its canonical form. */
+  private readonly bySpelling = new Map<RedactionKind, Map<string, string>>();
   /** Every placeholder sent, with the value it stands for (as first written). */
   readonly sent = new Map<string, string>();
 
@@ -43,15 +45,20 @@ export class Redactor {
   }
 
   private placeholderFor(kind: RedactionKind, value: string): string {
+    let spellings = this.bySpelling.get(kind);
+    if (!spellings) this.bySpelling.set(kind, (spellings = new Map()));
+    let placeholder = spellings.get(value);
+    if (placeholder !== undefined) return placeholder;
     let byValue = this.placeholders.get(kind);
     if (!byValue) this.placeholders.set(kind, (byValue = new Map()));
     const canonical = KINDS[kind].canonical(value);
-    let placeholder = byValue.get(canonical);
+    placeholder = byValue.get(canonical);
     if (placeholder === undefined) {
       placeholder = `[${KINDS[kind].label}_${byValue.size + 1}]`;
       byValue.set(canonical, placeholder);
       this.sent.set(placeholder, value);
     }
+    spellings.set(value, placeholder);
     return placeholder;
   }
 
@@ -61,13 +68,17 @@ export class Redactor {
    * first in REDACTION_KINDS.
    */
   private matches(text: string): Match[] {
+    const found = this.kinds.map((kind) => KINDS[kind].find(text));
     const all: Match[] = [];
-    for (const kind of this.kinds) {
-      for (const [start, end] of KINDS[kind].find(text)) all.push({ start, end, kind });
-    }
+    found.forEach((values, at) => {
+      const kind = this.kinds[at] as RedactionKind;
+      for (const [start, end] of values) all.push({ start, end, kind });
+    });
     if (all.length <= 1) return all;
     all.sort((a, b) => a.start - b.start || b.end - a.end);
-    const outer: Match[] = [];
+    if (!overlapping(all)) return all;
+    // Per kind (in the order of this.kinds), its values not inside a longer one.
+    const outer = this.kinds.map((): Match[] => []);
     let cover: Match | undefined;
     for (const match of all) {
       const inside =
@@ -75,28 +86,37 @@ export class Redactor {
         match.end <= cover.end &&
         !(match.start === cover.start && match.end === cover.end);
       if (inside) continue;
-      outer.push(match);
+      outer[this.kinds.indexOf(match.kind)]?.push(match);
       if (cover === undefined || match.end > cover.end) cover = match;
     }
     let taken: Match[] = [];
-    for (const kind of this.kinds) {
-      const ofKind = outer.filter((match) => match.kind === kind);
-      const found = ofKind.map((match): Found => [match.start, match.end]);
-      const added = notOverlapping(taken, found).map(([start, end]) => ({ start, end, kind }));
-      if (added.length) taken = mergeByStart(taken, added);
+    for (const ofKind of outer) {
+      const added = notOverlapping(taken, ofKind);
+      if (added.length) taken = taken.length ? mergeByStart(taken, added) : added;
     }
     return taken;
   }
 }
 
+/** Whether any two of `sorted` (by start) overlap: most texts have nothing to settle. */
+function overlapping(sorted: readonly Match[]): boolean {
+  let end = 0;
+  for (const match of sorted) {
+    if (match.start < end) return true;
+    end = match.end;
+  }
+  return false;
+}
+
 /** The values of `found` (in order) that overlap nothing already taken (in order). */
-function notOverlapping(taken: readonly Match[], found: readonly Found[]): Found[] {
-  const free: Found[] = [];
+function notOverlapping(taken: readonly Match[], found: readonly Match[]): Match[] {
+  if (taken.length === 0) return found as Match[];
+  const free: Match[] = [];
   let i = 0;
   for (const value of found) {
-    while (i < taken.length && (taken[i] as Match).end <= value[0]) i++;
+    while (i < taken.length && (taken[i] as Match).end <= value.start) i++;
     const next = taken[i];
-    if (next === undefined || next.start >= value[1]) free.push(value);
+    if (next === undefined || next.start >= value.end) free.push(value);
   }
   return free;
 }

@@ -1,14 +1,41 @@
 import type { Found } from './found.js';
 
-// The lookbehinds start each match at the beginning of a word, so a long word is read once, not
-// once per character.
+// Tried only where a local part starts: the lookbehind makes that the start of the run of
+// local-part characters before an `@`, so that is the one place an address can start.
 const EMAIL =
-  /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-]|\.[A-Za-z0-9])/g;
+  /(?<![\w.%+-])[\w.%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-]|\.[A-Za-z0-9])/y;
 
-/** Addresses `local@domain.tld`. */
+/** `[\w.%+-]`: what a local part is made of. */
+function isLocalChar(c: number): boolean {
+  return (
+    (c >= 0x30 && c <= 0x39) ||
+    (c >= 0x41 && c <= 0x5a) ||
+    (c >= 0x61 && c <= 0x7a) ||
+    c === 0x5f ||
+    c === 0x2e ||
+    c === 0x25 ||
+    c === 0x2b ||
+    c === 0x2d
+  );
+}
+
+/**
+ * Addresses `local@domain.tld`. Read from each `@` back to where its local part starts, not by
+ * a pattern tried at every word: most texts have few `@`s and many words.
+ */
 export function findEmails(text: string): Found[] {
-  if (!text.includes('@')) return [];
-  return Array.from(text.matchAll(EMAIL), (m) => [m.index, m.index + m[0].length] as const);
+  const found: Found[] = [];
+  let after = 0;
+  for (let at = text.indexOf('@'); at >= 0; at = text.indexOf('@', Math.max(at + 1, after))) {
+    let start = at;
+    while (start > 0 && isLocalChar(text.charCodeAt(start - 1))) start--;
+    // A local part inside the address before it: no address starts there.
+    if (start === at || start < after) continue;
+    EMAIL.lastIndex = start;
+    const m = EMAIL.exec(text);
+    if (m) found.push([start, (after = start + m[0].length)]);
+  }
+  return found;
 }
 
 const TOKEN =

@@ -1,10 +1,12 @@
 import { performance } from 'node:perf_hooks';
-import { AiError, type AiProvider } from '../ai/ai-provider.js';
+import { AiError, type AiProvider, type AiReply } from '../ai/ai-provider.js';
+import { costOfCall, type Prices } from '../ai/call-cost.js';
 import { createAiProvider, createProviderOf } from '../ai/create-provider.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { Config } from '../platform/config.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { SpentCall } from '../spend/spend-ledger.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
@@ -33,6 +35,10 @@ export interface ProvidersOptions {
   channelsNaming: (db: Queryable, workspaceId: string, name: string) => Promise<string[]>;
   /** Called after a workspace's providers changed (the worker's providers are made again). */
   onChanged?: (workspaceId: string) => void;
+  /** How a workspace's calls through a provider of a kind are priced (PricesService.pricesFor). */
+  pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
+  /** Records a call's spend (SpendLedger.recordSpend): a test is a real call, and is paid for. */
+  recordSpend: (call: SpentCall) => Promise<void>;
 }
 
 /** The AI providers of a workspace: the built-in `default` and those its admins add. */
@@ -164,22 +170,54 @@ export class ProvidersService {
   /** One small real call to the provider, with `model`; what went wrong, if anything. */
   async test(workspaceId: string, id: string, model: string): Promise<ProviderTest> {
     let instance: AiProvider;
-    if (id === DEFAULT_PROVIDER) instance = createAiProvider(this.options.ai);
-    else {
+    let tested: { name: string; kind: ProviderKind };
+    if (id === DEFAULT_PROVIDER) {
+      instance = createAiProvider(this.options.ai);
+      tested = { name: DEFAULT_PROVIDER, kind: this.options.ai.provider };
+    } else {
       const [row] = await repo.providersWithKeys(this.db, this.secrets, workspaceId, id);
       instance = this.instanceOf(orNotFound(row), model);
+      tested = row as repo.ProviderWithKey;
     }
     const started = performance.now();
+    let reply: AiReply | undefined;
     try {
-      const reply = await instance.complete(
+      reply = await instance.complete(
         { prompt: 'Reply with the word OK.', history: [], model },
         AbortSignal.timeout(this.options.ai.timeoutMs + 1000),
       );
-      const latency = reply.latencyMs || performance.now() - started;
-      return { ok: true, model: reply.model ?? model, latency_ms: Math.round(latency) };
     } catch (error) {
+      await this.spendOnTest(workspaceId, tested, model, undefined);
       return { ok: false, error: error instanceof AiError ? error.message : String(error) };
     }
+    await this.spendOnTest(workspaceId, tested, model, reply);
+    const latency = reply.latencyMs || performance.now() - started;
+    return { ok: true, model: reply.model ?? model, latency_ms: Math.round(latency) };
+  }
+
+  /**
+   * A test's call in the spend ledger, as the worker records an event's (no channel, no event):
+   * it counts in the month's spend and in GET /spend. A call that got no answer costs nothing
+   * known, and is a call all the same.
+   */
+  private async spendOnTest(
+    workspaceId: string,
+    provider: { name: string; kind: ProviderKind },
+    model: string,
+    reply: AiReply | undefined,
+  ): Promise<void> {
+    const prices = await this.options.pricesFor(workspaceId, provider.kind);
+    const asked = reply?.model ?? model;
+    await this.options.recordSpend({
+      workspaceId,
+      channelId: null,
+      eventId: null,
+      provider: provider.name,
+      model: asked,
+      promptTokens: reply?.usage?.prompt_tokens ?? null,
+      completionTokens: reply?.usage?.completion_tokens ?? null,
+      costUsd: reply ? costOfCall(prices, asked, reply.usage) : null,
+    });
   }
 
   /** The base URL to store: null keeps the kind's usual server; the echo calls none. */

@@ -32,8 +32,8 @@ export function attemptRecord(result: FallbackResult): AiCallRecord {
 
 /**
  * The parameters `usage`, `latency_ms`, `cost_usd`, `provider`, `model` and `calls` (JSON text)
- * of a queue statement, or nulls to keep what is stored. The statement adds the cost to the
- * event's own: an event's cost sums the known costs of the calls of its current outcome.
+ * of a queue statement, or nulls to keep what is stored. The statement sets the event's calls
+ * and cost with KEEP_CALLS and CALLS_COST.
  */
 export function callParams(
   call: AiCallRecord | undefined,
@@ -49,6 +49,27 @@ export function callParams(
   ];
 }
 
-/** The SQL that adds a call's cost (`cost`, numeric, null when unknown) to the event's. */
-export const ADD_CALL_COST = (cost: string) =>
-  `case when ${cost} is null then events.cost_usd else coalesce(events.cost_usd, 0) + ${cost} end`;
+/** The most calls an event lists (its current outcome's last ones); events_calls_kept keeps them. */
+export const CALLS_KEPT = 20;
+
+/**
+ * The SQL of an event's calls after an attempt's `calls` (jsonb, null when it made none): a
+ * first attempt's as they are (an attempt makes at most four calls), later ones appended and
+ * the last CALLS_KEPT kept.
+ */
+export const KEEP_CALLS = (calls: string) =>
+  `case when ${calls} is null then events.calls when events.calls = '[]' then ${calls}
+     else events_calls_kept(events.calls || ${calls}) end`;
+
+/**
+ * The SQL of an event's cost after an attempt's `calls` and their summed `cost` (numeric, null
+ * when none is known): the sum over the calls it lists. While nothing is dropped that is the
+ * stored cost plus the attempt's; once the oldest calls are dropped, the kept calls' costs are
+ * summed again (events_calls_cost), so that dropped calls leave the sum.
+ */
+export const CALLS_COST = (calls: string, cost: string) =>
+  `case when ${calls} is null then events.cost_usd
+     when jsonb_array_length(events.calls) + jsonb_array_length(${calls}) <= ${CALLS_KEPT}
+       then case when ${cost} is null then events.cost_usd
+         else coalesce(events.cost_usd, 0) + ${cost} end
+     else events_calls_cost(events_calls_kept(events.calls || ${calls})) end`;

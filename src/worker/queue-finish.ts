@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import type { ReplyOutcomeStatus } from '../events/event-states.js';
 import { textArrayLiteral } from '../db/sql.js';
-import { ADD_CALL_COST, callParams, type AiCallRecord } from './ai-call.js';
+import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call.js';
 
 export type FinalOutcome = (
   | { status: 'replied'; reply: string }
@@ -41,13 +41,10 @@ export async function finishEvents(
        missing = coalesce(finished.missing::text[], events.missing),
        usage = coalesce(finished.usage::jsonb, events.usage),
        latency_ms = coalesce(finished.latency_ms, events.latency_ms),
-       cost_usd = ${ADD_CALL_COST('finished.cost_usd')},
+       cost_usd = ${CALLS_COST('finished.calls::jsonb', 'finished.cost_usd')},
        provider = coalesce(finished.provider, events.provider),
        model = case when finished.provider is null then events.model else finished.model end,
-       -- an attempt makes at most four calls: a first attempt's are kept as they are
-       calls = case when finished.calls is null then events.calls
-         when events.calls = '[]' then finished.calls::jsonb
-         else events_calls_kept(events.calls || finished.calls::jsonb) end,
+       calls = ${KEEP_CALLS('finished.calls::jsonb')},
        locked_by = null,
        locked_until = null,
        completed_at = now()

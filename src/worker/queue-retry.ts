@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { ADD_CALL_COST, callParams, type AiCallRecord } from './ai-call.js';
+import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call.js';
 
 /**
  * Puts an event whose AI call failed for a passing reason back in the queue, due after an
@@ -30,11 +30,10 @@ export async function retryEvent(
        ) * interval '1 millisecond',
        usage = coalesce($6::jsonb, usage),
        latency_ms = coalesce($7, latency_ms),
-       cost_usd = ${ADD_CALL_COST('$8::numeric')},
+       cost_usd = ${CALLS_COST('$11::jsonb', '$8::numeric')},
        provider = coalesce($9, provider),
        model = case when $9::text is null then model else $10 end,
-       calls = case when $11::jsonb is null then calls when calls = '[]' then $11::jsonb
-         else events_calls_kept(calls || $11::jsonb) end,
+       calls = ${KEEP_CALLS('$11::jsonb')},
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'

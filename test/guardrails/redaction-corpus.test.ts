@@ -83,6 +83,9 @@ const NEAR_MISSES = [
   'namespace std::vector and a::b',
   'task-management-overview sk-learn-classifier',
   'user@localhost and @mention',
+  'Write to a@@example.com, to @example.com or x@y',
+  '{"price":19.99,"qty":12,"ts":"10:30","t2":"1:2:3"}',
+  'Cards 41111111111111110 and 4111 1111 1111 111',
   'SKU 00000000000000000',
   'Tracking 1Z999AA10123456784',
 ];
@@ -163,6 +166,20 @@ describe('one event redacted', () => {
     const redactor = new Redactor(['ip']);
     expect(redactor.redact('From 203.0.113.7. Then 2001:db8::1.')).toBe(
       'From [IP_1]. Then [IP_2].',
+    );
+  });
+
+  it('reads an IPv4-mapped IPv6 address as one address, not its IPv4 part', () => {
+    const redactor = new Redactor(['ip']);
+    expect(redactor.redact('from ::ffff:192.0.2.1 and 2001:db8:0:0:0:0:2:1')).toBe(
+      'from [IP_1] and [IP_2]',
+    );
+  });
+
+  it('takes no address from inside the one before it', () => {
+    const redactor = new Redactor(['email']);
+    expect(redactor.redact('a@example.com.%b@example.org and c.d@e.fr')).toBe(
+      '[EMAIL_1].%b@example.org and [EMAIL_2]',
     );
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Driver } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
+import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
 let ai: FakeAiServer;
@@ -244,5 +244,52 @@ describe('POST /api/v1/providers/{id}/test', () => {
     await driver.api('post', '/providers/999999/test').send({ model: 'x' }).expect(404);
     await driver.api('post', `/providers/${echo.id}/test`).send({}).expect(400);
     expect(app.logText()).not.toContain(SECRET_KEY);
+  });
+
+  it("counts a test's call in the month's spend, priced like any call", async () => {
+    const priced = await addProvider({
+      name: 'priced',
+      kind: 'openai',
+      base_url: ai.baseUrl,
+      api_key: SECRET_KEY,
+    });
+    await driver
+      .api('put', '/prices/test-model')
+      .send({ input_per_mtok: 2, output_per_mtok: 10 })
+      .expect(200);
+    const spentBefore = (await driver.api('get', '/workspace').expect(200)).body.spent_usd;
+    ai.enqueue(
+      {
+        body: {
+          ...chatCompletion('OK'),
+          usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
+        },
+      },
+      { status: 401, body: { error: { message: 'Incorrect API key provided' } } },
+    );
+    const test = () =>
+      driver.api('post', `/providers/${priced.id}/test`).send({ model: 'test-model' });
+    expect((await test()).body.ok).toBe(true);
+    expect((await test()).body.ok).toBe(false);
+
+    // (1000 × 2 + 100 × 10) / 1e6: the answered call; the refused one is a call of no known cost.
+    const cost = 0.003;
+    const workspace = (await driver.api('get', '/workspace').expect(200)).body;
+    expect(workspace.spent_usd).toBeCloseTo(spentBefore + cost, 12);
+    const spend = (await driver.api('get', '/spend').expect(200)).body;
+    expect(spend.by_model).toContainEqual({
+      provider: 'priced',
+      model: 'test-model',
+      calls: 2,
+      prompt_tokens: 1000,
+      completion_tokens: 100,
+      cost_usd: expect.closeTo(cost, 12),
+    });
+    // No channel made these calls.
+    expect(spend.by_channel).toContainEqual({
+      channel_id: null,
+      calls: expect.any(Number),
+      cost_usd: expect.closeTo(cost, 12),
+    });
   });
 });

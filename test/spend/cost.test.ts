@@ -2,6 +2,7 @@ import request from 'supertest';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
 import { chatCompletion, FakeAiServer, type FakeReply } from '../support/fake-ai-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
@@ -50,6 +51,22 @@ async function answered(channel: ChannelJson): Promise<Record<string, unknown>> 
   expect(sent.status).toBe(200);
   await createWorker(app.ctx).runOnce();
   return (await driver.api('get', `/events/${String(sent.body.event_id)}`).expect(200)).body;
+}
+
+/**
+ * The workspace's spent_usd once the ledger holds `calls` calls: without a budget the worker
+ * does not wait for its spend records, which are written in the background.
+ */
+async function spentOnceRecorded(by: Driver, calls: number): Promise<number> {
+  await eventually(
+    async () => {
+      const spend = (await by.api('get', '/spend').expect(200)).body;
+      const recorded = (spend.by_model as { calls: number }[]).reduce((n, m) => n + m.calls, 0);
+      return recorded >= calls || undefined;
+    },
+    { what: `${calls} calls in the spend ledger` },
+  );
+  return (await by.api('get', '/workspace').expect(200)).body.spent_usd as number;
 }
 
 const putPrice = (model: string, input: number, output: number) =>
@@ -121,8 +138,57 @@ describe('what an event cost', () => {
       .body;
     expect(event).toMatchObject({ status: 'replied', attempts: 2 });
     expect(event.cost_usd).toBeCloseTo((20 + 25) / 1e6, 12);
-    const workspace = (await driver.api('get', '/workspace').expect(200)).body;
-    expect(workspace.spent_usd).toBeCloseTo(45 / 1e6, 12);
+    expect(await spentOnceRecorded(driver, 2)).toBeCloseTo(45 / 1e6, 12);
+  });
+
+  it('sums over the 20 calls an event lists once older ones are dropped', async () => {
+    // 25 attempts of one call each, every answer not JSON: each attempt's tokens are paid, and
+    // the event lists the last 20 calls.
+    const attempts = 25;
+    const manyApp = await startTestApp({
+      env: { ...ai.env(), AI_MAX_ATTEMPTS: String(attempts), WORKER_RETRY_BASE_MS: '0' },
+    });
+    try {
+      const many = new Driver(manyApp);
+      const channel = await many.createChannel({
+        name: 'json',
+        ai: { model: 'my-model', response_format: 'json' },
+      });
+      await many
+        .api('put', '/prices/my-model')
+        .send({ input_per_mtok: 1, output_per_mtok: 0 })
+        .expect(200);
+      // Attempt n reads n tokens: every call costs n / 1e6, so which calls are summed shows.
+      ai.enqueue(
+        ...Array.from({ length: attempts }, (_, i) => ({
+          body: {
+            ...chatCompletion('not json'),
+            usage: { prompt_tokens: i + 1, completion_tokens: 0 },
+          },
+        })),
+      );
+      const sent = await many.sendEvent(channel.webhook_url);
+      const read = async () =>
+        (await many.api('get', `/events/${String(sent.body.event_id)}`).expect(200)).body;
+      for (let i = 0; i < attempts && (await read()).status !== 'failed'; i++) {
+        await createWorker(manyApp.ctx).runOnce();
+      }
+      const event = await read();
+      expect(event).toMatchObject({ status: 'failed', attempts });
+      const calls = event.calls as { cost_usd: number }[];
+      expect(calls).toHaveLength(20);
+      expect(calls.map((call) => call.cost_usd * 1e6)).toEqual(
+        Array.from({ length: 20 }, (_, i) => expect.closeTo(i + 6, 6)),
+      );
+      const listed = calls.reduce((sum, call) => sum + call.cost_usd, 0);
+      // 6 + 7 + … + 25 millionths: the five dropped calls are no longer in it.
+      expect(event.cost_usd).toBeCloseTo(listed, 12);
+      expect(event.cost_usd).toBeCloseTo(310 / 1e6, 12);
+      // The workspace still paid for all 25.
+      expect(await spentOnceRecorded(many, attempts)).toBeCloseTo(325 / 1e6, 12);
+    } finally {
+      await manyApp.close();
+    }
   });
 
   it('counts the echo stand-in as free', async () => {
