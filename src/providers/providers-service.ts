@@ -7,6 +7,7 @@ import { whyUnreachable } from '../outbound/address-guard.js';
 import type { Config } from '../platform/config.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
+import { isOverBudget } from '../spend/spend-record-repo.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
@@ -25,6 +26,9 @@ export interface Provider {
   created_at: string | null;
   updated_at: string | null;
 }
+
+const BUDGET_SPENT =
+  "The workspace's monthly budget is spent: no AI call starts until the budget is raised or the month turns.";
 
 export type ProviderTest =
   { ok: true; model: string; latency_ms: number } | { ok: false; error: string };
@@ -167,7 +171,10 @@ export class ProvidersService {
     );
   }
 
-  /** One small real call to the provider, with `model`; what went wrong, if anything. */
+  /**
+   * One small real call to the provider, with `model`; what went wrong, if anything. A test is
+   * an AI call like any other: none starts once the workspace has spent its budget.
+   */
   async test(workspaceId: string, id: string, model: string): Promise<ProviderTest> {
     let instance: AiProvider;
     let tested: { name: string; kind: ProviderKind };
@@ -178,6 +185,9 @@ export class ProvidersService {
       const [row] = await repo.providersWithKeys(this.db, this.secrets, workspaceId, id);
       instance = this.instanceOf(orNotFound(row), model);
       tested = row as repo.ProviderWithKey;
+    }
+    if (await isOverBudget(this.db, workspaceId)) {
+      return { ok: false, error: BUDGET_SPENT };
     }
     const started = performance.now();
     let reply: AiReply | undefined;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
-import { spentThisMonth } from './budget-sql.js';
+import { overBudget, spentThisMonth } from './budget-sql.js';
 
 /** One AI call as the spend ledger keeps it. */
 export interface SpentCall {
@@ -70,4 +70,13 @@ export async function recordCalls(
     // Planned for each call, as the worker's statements are (see claimEvents).
     { deadline },
   );
+}
+
+/** Whether the workspace has spent its monthly budget, so that no new AI call may start for it. */
+export async function isOverBudget(db: Queryable, workspaceId: string): Promise<boolean> {
+  const { rows } = await db.query<{ over: boolean }>(
+    `select ${overBudget('w')} as over from workspaces w where w.id = $1`,
+    [workspaceId],
+  );
+  return rows[0]?.over ?? false;
 }

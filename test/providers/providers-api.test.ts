@@ -292,4 +292,25 @@ describe('POST /api/v1/providers/{id}/test', () => {
       cost_usd: expect.closeTo(cost, 12),
     });
   });
+
+  it('starts no test call once the workspace has spent its budget', async () => {
+    const provider = await addProvider({
+      name: 'budgeted',
+      kind: 'openai',
+      base_url: ai.baseUrl,
+      api_key: SECRET_KEY,
+    });
+    const callsBefore = ai.requests.length;
+    await driver.api('patch', '/workspace').send({ monthly_budget_usd: 0 }).expect(200);
+    try {
+      const test = await driver
+        .api('post', `/providers/${provider.id}/test`)
+        .send({ model: 'test-model' })
+        .expect(200);
+      expect(test.body).toEqual({ ok: false, error: expect.stringMatching(/budget is spent/) });
+      expect(ai.requests.length).toBe(callsBefore);
+    } finally {
+      await driver.api('patch', '/workspace').send({ monthly_budget_usd: null }).expect(200);
+    }
+  });
 });
