@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { startFakeAiServer, type FakeAiProtocol, type FakeAiServer } from './fake-ai-server.js';
 import { startServer, type ServerProcess } from './server-process.js';
 import { orderTemplate } from './payload.js';
@@ -64,11 +65,19 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
   });
   try {
     const api = async (method: string, path: string, body: unknown) => {
-      const res = await fetch(`${server.origin}/api/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
+      const send = () =>
+        fetch(`${server.origin}/api/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      let res = await send();
+      // On a busy machine the server may answer before it has finished starting: 503 until then.
+      const startedBy = Date.now() + 60_000;
+      while (res.status === 503 && Date.now() < startedBy) {
+        await delay(200);
+        res = await send();
+      }
       if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
       return res.json() as Promise<Record<string, unknown>>;
     };
