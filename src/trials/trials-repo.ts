@@ -73,6 +73,21 @@ export async function eventsByIds(
   return rows;
 }
 
+/** The first `chars` characters of the payloads of these events of the workspace, by id. */
+export async function payloadStarts(
+  db: Queryable,
+  workspaceId: string,
+  ids: readonly string[],
+  chars: number,
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ id: string; start: string }>(
+    `select id, left(payload, $3) as start from events
+     where workspace_id = $1 and id = any ($2::bigint[])`,
+    [workspaceId, ids, chars],
+  );
+  return new Map(rows.map((row) => [String(row.id), row.start]));
+}
+
 export interface NewTrial {
   workspaceId: string;
   channelId: string;

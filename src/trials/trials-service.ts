@@ -125,6 +125,12 @@ export class TrialsService {
     );
   }
 
+  /** The start of each result's payload, by event id (for the trial page). */
+  payloadExcerpts(workspaceId: string, trial: Trial, chars: number): Promise<Map<string, string>> {
+    const ids = (trial.results ?? []).map((result) => result.event_id);
+    return repo.payloadStarts(this.db, workspaceId, ids, chars);
+  }
+
   /** The N newest events of the channel whose payload is a complete JSON object, newest first. */
   private async newestJsonEvents(
     workspaceId: string,
