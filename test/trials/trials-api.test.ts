@@ -295,6 +295,22 @@ describe('trials', () => {
     expect(new Set(ai.requests.map((r) => r.prompt)).size).toBe(5);
   });
 
+  it('waits while the workspace has spent its budget, as live events do', async () => {
+    const channel = await driver.createChannel({ name: 'Budgeted', template: 'B {{n}}' });
+    await answered(channel, [{ n: 1 }]);
+    await driver.setWorkspace({ monthly_budget_usd: 0 }).expect(200);
+    try {
+      const trial = await startTrial(channel.id, { events: { last: 1 } });
+      ai.requests.length = 0;
+      expect(await createTrialWorker(app.ctx).runOnce()).toBe(0);
+      expect(ai.requests).toHaveLength(0);
+      await driver.setWorkspace({ monthly_budget_usd: null }).expect(200);
+      expect(await runTrial(trial.id)).toMatchObject({ status: 'done', done: 1 });
+    } finally {
+      await driver.setWorkspace({ monthly_budget_usd: null });
+    }
+  });
+
   it('cancels a trial: what was not asked stays unasked', async () => {
     const channel = await driver.createChannel({ name: 'Canceled', template: 'C {{n}}' });
     await answered(channel, [{ n: 1 }, { n: 2 }]);
