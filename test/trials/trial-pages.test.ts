@@ -74,9 +74,19 @@ describe('trials in the panel', () => {
       template: 'Warm thanks for order {{order.id}}',
     });
 
+    // Brain Logs shows the events answered with a version, linked from the version history.
+    const answeredV2 = await driver.sendEvent(url, { order: { id: 3 } });
+    await createWorker(app.ctx).runOnce();
+    const v2 = await panel.page(`/logs?channel=${id}&version=2`);
+    expect(v2.status).toBe(200);
+    expect(v2.text).toContain(`/logs/${String(answeredV2.body.event_id)}"`);
+    const v1 = await panel.page(`/logs?channel=${id}&version=1`);
+    expect(v1.text).not.toContain(`/logs/${String(answeredV2.body.event_id)}"`);
+
     // The version history restores the first version as the third.
     const history = await panel.page(`/channels/${id}`);
     expect(history.text).toContain(`action="/channels/${id}/versions/1/restore"`);
+    expect(history.text).toContain(`href="/logs?channel=${id}&amp;version=2"`);
     const restored = await panel.form(`/channels/${id}/versions/1/restore`);
     expect(restored.status).toBe(303);
     expect((await driver.api('get', `/channels/${id}`)).body).toMatchObject({
