@@ -1,4 +1,6 @@
 import type { Router } from 'express';
+import { AI_SETTING_NAMES, mergeAiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
+import type { Channel } from '../channels/channels-service.js';
 import { updateChannelSchema } from '../channels/channels-schemas.js';
 import { AppError } from '../platform/errors.js';
 import type { CandidateOutcome, StoredOutcome } from '../trials/trial-outcomes.js';
@@ -47,8 +49,7 @@ export function trialPages(
     let trial: Trial;
     try {
       trial = await ctx.trials.create(ws, channel.id, {
-        template: form.template,
-        ai: ai.input,
+        ...editedPrompt(channel, form.template, ai.input),
         events: { last: RECENT_TRIAL_EVENTS },
       });
     } catch (error) {
@@ -105,6 +106,26 @@ export function trialPages(
     });
     res.redirect(303, `/channels/${channel.id}#versions`);
   });
+}
+
+/**
+ * The candidate of an edit: the template and the AI members that differ from the channel's, so
+ * the trial shows what was changed (what is left out stays as the channel's current).
+ */
+function editedPrompt(
+  channel: Channel,
+  template: string,
+  input: AiSettingsInput,
+): { template?: string; ai?: AiSettingsInput } {
+  const merged = mergeAiSettings(channel.ai, input);
+  const changed = AI_SETTING_NAMES.filter(
+    (name) => JSON.stringify(merged[name]) !== JSON.stringify(channel.ai[name]),
+  );
+  const ai = Object.fromEntries(changed.map((name) => [name, merged[name]])) as AiSettingsInput;
+  return {
+    ...(template === channel.template ? {} : { template }),
+    ...(changed.length ? { ai } : {}),
+  };
 }
 
 function trialId(raw: unknown): string {

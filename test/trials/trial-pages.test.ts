@@ -54,6 +54,10 @@ describe('trials in the panel', () => {
       template: 'Thanks for order {{order.id}}',
     });
 
+    // The candidate is what the edit changed: the template only.
+    const asApi = await driver.api('get', `/trials/${trialPath.split('/').at(-1) as string}`);
+    expect(asApi.body.candidate).toEqual({ template: 'Warm thanks for order {{order.id}}' });
+
     while ((await createTrialWorker(app.ctx).runOnce()) > 0);
     const page = await panel.page(trialPath);
     expect(page.status).toBe(200);
@@ -132,6 +136,12 @@ describe('trials in the panel', () => {
     const again = await panel.form(`/channels/${id}/trials`, {
       name: 'Json',
       template: 'Order {{order.id}}!',
+      ai_temperature: '0.7',
+    });
+    const againId = (again.headers.location as string).split('/').at(-1) as string;
+    expect((await driver.api('get', `/trials/${againId}`)).body.candidate).toEqual({
+      template: 'Order {{order.id}}!',
+      ai: { temperature: 0.7 },
     });
     while ((await createTrialWorker(app.ctx).runOnce()) > 0);
     const page = await panel.page(again.headers.location as string);
