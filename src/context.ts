@@ -39,6 +39,9 @@ import type { ShutdownStep } from './platform/shutdown.js';
 import { SpendLedger } from './spend/spend-ledger.js';
 import { SpendService } from './spend/spend-service.js';
 import { UsageService } from './usage/usage-service.js';
+import { createTrialWorker } from './trials/create-trial-worker.js';
+import type { TrialWorker } from './trials/trial-worker.js';
+import { TrialsService } from './trials/trials-service.js';
 import { createWorker } from './worker/create-worker.js';
 import { queueStats } from './worker/queue-stats.js';
 import type { Worker } from './worker/worker.js';
@@ -113,6 +116,10 @@ export class AppContext {
   private readonly providerInstances: ProviderInstances;
   /** Answers events with the AI; absent in a `ROLE=web` process. */
   readonly worker: Worker | undefined;
+  /** Candidate prompts tried on a channel's real events: versions before they go live. */
+  readonly trials: TrialsService;
+  /** Asks trials' candidates with a quarter of the worker's slots; absent in a `ROLE=web` process. */
+  readonly trialWorker: TrialWorker | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
   readonly retention: EventsRetention | undefined;
   private defaultWorkspace: string | undefined;
@@ -179,7 +186,12 @@ export class AppContext {
       defaultWorkspaceId: () => this.defaultWorkspaceId,
     });
     const background = config.role !== 'web';
+    this.trials = new TrialsService(db, this.channels, {
+      requireProviders: (tx, workspaceId, names) =>
+        this.providers.requireNames(tx, workspaceId, names),
+    });
     this.worker = background ? createWorker(this) : undefined;
+    this.trialWorker = background ? createTrialWorker(this) : undefined;
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
   }
@@ -219,6 +231,7 @@ export class AppContext {
     if (serving) await this.waits.start();
     if (options.background ?? true) {
       await this.worker?.start();
+      await this.trialWorker?.start();
       await this.deliveryWorker?.start();
       this.retention?.start();
     }
@@ -233,6 +246,7 @@ export class AppContext {
     if (this.running?.background ?? true) {
       await Promise.all([
         step('worker', async () => this.worker?.stop()),
+        step('trial worker', async () => this.trialWorker?.stop()),
         step('reply delivery', async () => this.deliveryWorker?.stop()),
       ]);
       await step('event retention', async () => this.retention?.stop());

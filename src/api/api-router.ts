@@ -17,6 +17,8 @@ import { spendRoutes } from '../spend/spend-routes.js';
 import type { SpendService } from '../spend/spend-service.js';
 import { providersRoutes } from '../providers/providers-routes.js';
 import type { ProvidersService } from '../providers/providers-service.js';
+import { trialsRoutes } from '../trials/trials-routes.js';
+import type { TrialsService } from '../trials/trials-service.js';
 import { usageRoutes } from '../usage/usage-routes.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { apiKeysRoutes } from '../workspaces/api-keys-routes.js';
@@ -32,6 +34,7 @@ export interface ApiServices {
   apiKeys: ApiKeysService;
   workspaces: WorkspacesService;
   channels: ChannelsService;
+  trials: TrialsService;
   providers: ProvidersService;
   eventReader: EventReader;
   eventPages: EventPages;
@@ -56,6 +59,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
+  router.use(trialsRoutes(services.trials));
   router.use(providersRoutes(services.providers));
   router.use(deliveriesRoutes(services.deliveries));
   router.use(

@@ -11,6 +11,8 @@ export interface EventFilter {
   /** Only the events of this thread (the rendered `thread_key`). */
   threadKey?: string;
   status?: EventStatus;
+  /** Only the events answered with this version of their channel (with `channelId`). */
+  version?: number;
   /** Inclusive bound on received_at. */
   from?: Date;
   /** Exclusive bound on received_at. */
@@ -62,5 +64,6 @@ export function filterConditions(workspaceId: string, filter: EventFilter): Even
     q: filter.q,
     payload: filter.payload,
     threadKey: filter.threadKey,
+    version: filter.version,
   };
 }

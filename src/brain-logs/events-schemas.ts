@@ -13,6 +13,12 @@ const instant = z
 
 const channelId = z.string().regex(ROW_ID, 'must be a channel id');
 
+/** A channel version: a whole number from 1 (as query text, or a number in a JSON body). */
+const version = z
+  .union([z.string().regex(/^[1-9]\d{0,9}$/, 'must be a whole number from 1'), z.number()])
+  .transform(Number)
+  .pipe(z.number().int().min(1, 'must be at least 1').max(2_147_483_647));
+
 /** The filter of Brain Logs, shared by the list, export, live tail and bulk replay. */
 const filterFields = {
   channel_id: channelId.optional(),
@@ -21,6 +27,7 @@ const filterFields = {
   to: instant.optional(),
   q: z.string().max(500, 'must be at most 500 characters').optional(),
   thread_key: z.string().max(1000).optional(),
+  version: version.optional(),
 };
 
 type FilterFields = {
@@ -30,7 +37,15 @@ type FilterFields = {
   to?: Date;
   q?: string;
   thread_key?: string;
+  version?: number;
 };
+
+/** A version number means something only within one channel. */
+function versionNeedsChannel(query: FilterFields, ctx: z.RefinementCtx): void {
+  if (query.version !== undefined && query.channel_id === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['version'], message: 'needs channel_id' });
+  }
+}
 
 const toFilter = (query: FilterFields): EventFilter => ({
   channelId: query.channel_id,
@@ -39,6 +54,7 @@ const toFilter = (query: FilterFields): EventFilter => ({
   to: query.to,
   q: query.q === '' ? undefined : query.q,
   threadKey: query.thread_key,
+  version: query.version,
 });
 
 const limit = z
@@ -52,6 +68,7 @@ const limit = z
 /** `GET /api/v1/events` query; a parameter given twice, or not listed here, is a 400. */
 const listQuerySchema = z
   .strictObject({ ...filterFields, limit: limit.optional(), cursor: z.string().min(1).optional() })
+  .superRefine(versionNeedsChannel)
   .transform((query): EventFilter => ({
     ...toFilter(query),
     limit: query.limit,
@@ -66,6 +83,7 @@ export function parseListQuery(query: Record<string, unknown>): EventFilter {
 
 const exportQuerySchema = z
   .strictObject({ ...filterFields, format: z.enum(['jsonl', 'csv']).default('jsonl') })
+  .superRefine(versionNeedsChannel)
   .transform((query) => ({ format: query.format, filter: toFilter(query) }));
 
 /** `GET /api/v1/events/export`: the list's filter and a format. */
@@ -81,7 +99,8 @@ export function parseExportQuery(query: Record<string, unknown>): {
 /** `GET /api/v1/events/stream`: the list's filter. */
 export function parseStreamQuery(query: Record<string, unknown>): EventFilter {
   const { conditions, rest } = takePayloadConditions(query);
-  return { ...toFilter(z.strictObject(filterFields).parse(rest)), payload: conditions };
+  const parsed = z.strictObject(filterFields).superRefine(versionNeedsChannel).parse(rest);
+  return { ...toFilter(parsed), payload: conditions };
 }
 
 /** A JSON body may give an id as a number. */
@@ -99,6 +118,7 @@ const dryRun = z.boolean({
 
 const replayBodySchema = z
   .strictObject({ ...filterFields, channel_id: bodyChannelId, dry_run: dryRun })
+  .superRefine(versionNeedsChannel)
   .transform((body) => ({ dryRun: body.dry_run, filter: toFilter(body) }));
 
 /** `POST /api/v1/events/replay`: the list's filters as a JSON body, and `dry_run`. */

@@ -19,6 +19,7 @@ export interface EventConditions {
   q?: string;
   payload?: readonly PayloadCondition[];
   threadKey?: string;
+  version?: number;
 }
 
 /**
@@ -49,6 +50,7 @@ export function eventsWhere(c: EventConditions, param: Param): string[] {
   if (c.from !== undefined) where.push(`received_at >= ${param(c.from)}::timestamptz`);
   if (c.to !== undefined) where.push(`received_at < ${param(c.to)}::timestamptz`);
   if (c.threadKey !== undefined) where.push(`thread_key = ${param(c.threadKey)}`);
+  if (c.version !== undefined) where.push(`version = ${param(c.version)}`);
   if (c.q !== undefined && c.q !== '') where.push(textCondition(c.q, param));
   for (const condition of c.payload ?? []) where.push(payloadCondition(condition, param));
   return where;

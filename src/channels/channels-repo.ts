@@ -23,13 +23,27 @@ export interface ChannelRow {
   reply_enabled: boolean;
   reply_disabled_reason: string | null;
   accept_when: Condition[];
+  /** The current version of the template and AI settings (channel_versions). */
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
 
 const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
-  reply_url, reply_enabled, reply_disabled_reason, accept_when, created_at, updated_at`;
+  reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
+
+/**
+ * Keeps the version a statement's `inserted` or `updated` row has, whole; a version already kept
+ * (a change that left the template and AI settings as they were) is left as it is.
+ */
+const recordVersion = (from: string) => `recorded as (
+     insert into channel_versions (channel_id, version, template, ai)
+     select id, version, template, ai from ${from}
+     on conflict (channel_id, version) do nothing
+   )`;
+const RECORD_VERSION_INSERTED = recordVersion('inserted');
+const RECORD_VERSION_UPDATED = recordVersion('updated');
 
 export interface NewChannel {
   workspaceId: string;
@@ -51,7 +65,8 @@ export async function insertChannel(
 ): Promise<ChannelRow> {
   const { senders } = channel;
   const { rows } = await db.query<ChannelRow>(
-    `insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
+    `with inserted as (
+     insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
                            verification, verification_secret, allowed_ips, dedup,
                            reply_url, reply_enabled, reply_secret, ai, accept_when)
      values ($1, $2, $3, $4, $5, $6,
@@ -59,7 +74,9 @@ export async function insertChannel(
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
              $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end,
              $14, $15)
-     returning ${COLUMNS}`,
+     returning ${COLUMNS}
+     ), ${RECORD_VERSION_INSERTED}
+     select * from inserted`,
     [
       channel.workspaceId,
       channel.name,
@@ -147,7 +164,8 @@ export async function updateChannel(
 ): Promise<ChannelRow | undefined> {
   const { senders } = changes;
   const { rows } = await db.query<ChannelRow>(
-    `update channels set
+    `with updated as (
+     update channels set
        name = coalesce($3, name),
        template = coalesce($4, template),
        enabled = coalesce($5, enabled),
@@ -163,9 +181,15 @@ export async function updateChannel(
          else reply_secret end,
        ai = coalesce($14::jsonb, ai),
        accept_when = coalesce($15::jsonb, accept_when),
+       -- a change of the template or of any AI member makes the next version; others do not
+       version = case when coalesce($4, template) is distinct from template
+                        or coalesce($14::jsonb, ai) is distinct from ai
+                      then version + 1 else version end,
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
-     returning ${COLUMNS}`,
+     returning ${COLUMNS}
+     ), ${RECORD_VERSION_UPDATED}
+     select * from updated`,
     [
       workspaceId,
       id,
@@ -242,4 +266,43 @@ export async function channelsNamingProvider(
     [workspaceId, provider],
   );
   return rows.map((row) => row.name);
+}
+
+export interface ChannelVersionRow {
+  version: number;
+  template: string;
+  ai: unknown;
+  created_at: Date;
+}
+
+/** A channel's versions, newest first. */
+export async function listChannelVersions(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<ChannelVersionRow[]> {
+  const { rows } = await db.query<ChannelVersionRow>(
+    `select v.version, v.template, v.ai, v.created_at from channel_versions v
+     join channels c on c.id = v.channel_id
+     where c.workspace_id = $1 and c.id = $2 and c.deleted_at is null
+     order by v.version desc`,
+    [workspaceId, id],
+  );
+  return rows;
+}
+
+/** One version of a channel, or undefined. */
+export async function findChannelVersion(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+  version: number,
+): Promise<ChannelVersionRow | undefined> {
+  const { rows } = await db.query<ChannelVersionRow>(
+    `select v.version, v.template, v.ai, v.created_at from channel_versions v
+     join channels c on c.id = v.channel_id
+     where c.workspace_id = $1 and c.id = $2 and c.deleted_at is null and v.version = $3`,
+    [workspaceId, id, version],
+  );
+  return rows[0];
 }

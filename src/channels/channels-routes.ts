@@ -1,6 +1,11 @@
 import { Router } from 'express';
 import type { ChannelsService } from './channels-service.js';
-import { channelIdSchema, createChannelSchema, updateChannelSchema } from './channels-schemas.js';
+import {
+  channelIdSchema,
+  createChannelSchema,
+  updateChannelSchema,
+  versionSchema,
+} from './channels-schemas.js';
 
 /** `/api/v1/channels`: the workspace comes from the API key (`res.locals.workspaceId`). */
 export function channelsRoutes(channels: ChannelsService): Router {
@@ -32,6 +37,19 @@ export function channelsRoutes(channels: ChannelsService): Router {
 
   router.post('/channels/:id/regenerate-url', async (req, res) => {
     res.json(await channels.regenerateUrl(res.locals.workspaceId, channelId(req.params.id)));
+  });
+
+  router.get('/channels/:id/versions', async (req, res) => {
+    res.json({ data: await channels.versions(res.locals.workspaceId, channelId(req.params.id)) });
+  });
+
+  router.post('/channels/:id/versions/:version/restore', async (req, res) => {
+    const version = versionSchema.safeParse(req.params.version);
+    const id = channelId(req.params.id);
+    // A version that cannot exist answers like an unknown one: 404.
+    res.json(
+      await channels.restore(res.locals.workspaceId, id, version.success ? version.data : 0),
+    );
   });
 
   return router;

@@ -41,6 +41,13 @@ export const updateChannelSchema = createChannelSchema.partial();
 
 export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
 
+/** A version number in a path: 1 to 2^31-1. */
+export const versionSchema = z
+  .string()
+  .regex(/^[1-9]\d{0,9}$/)
+  .transform(Number)
+  .pipe(z.number().max(2_147_483_647));
+
 export type CreateChannel = z.infer<typeof createChannelSchema>;
 export type UpdateChannel = z.infer<typeof updateChannelSchema>;
 export type ReplyDeliveryChange = z.infer<typeof replyDelivery>;

@@ -46,8 +46,18 @@ export interface Channel {
   };
   /** Conditions a payload must meet to be answered; others are stored `filtered`. */
   accept_when: Condition[];
+  /** The current version of `template` and `ai` (1 at creation). */
+  version: number;
   created_at: string;
   updated_at: string;
+}
+
+/** A version of a channel's template and AI settings, kept whole. */
+export interface ChannelVersion {
+  version: number;
+  template: string;
+  ai: AiSettings;
+  created_at: string;
 }
 
 export interface ChannelsOptions {
@@ -93,6 +103,7 @@ export class ChannelsService {
         disabled_reason: row.reply_disabled_reason,
       },
       accept_when: row.accept_when ?? [],
+      version: row.version,
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
     };
@@ -200,6 +211,50 @@ export class ChannelsService {
       }
     }
     return { url, enabled: change?.enabled, secret: newSigningSecret() };
+  }
+
+  /** The channel's versions, newest first. */
+  async versions(workspaceId: string, id: string): Promise<ChannelVersion[]> {
+    const rows = await repo.listChannelVersions(this.db, workspaceId, id);
+    if (rows.length === 0) await this.get(workspaceId, id);
+    return rows.map((row) => ({
+      version: row.version,
+      template: row.template,
+      ai: toAiSettings(row.ai),
+      created_at: new Date(row.created_at).toISOString(),
+    }));
+  }
+
+  /**
+   * Makes a kept version's template and AI settings the channel's again, as a new version (none
+   * when they are what the channel has now). Its providers must still exist.
+   */
+  async restore(workspaceId: string, id: string, version: number): Promise<Channel> {
+    const kept = await repo.findChannelVersion(this.db, workspaceId, id, version);
+    if (!kept) throw notFound('This version');
+    return this.replacePrompt(workspaceId, id, kept.template, toAiSettings(kept.ai));
+  }
+
+  /**
+   * Sets the template and the whole AI settings (a restore, a trial's promote): the next version
+   * when either differs from what the channel has.
+   */
+  async replacePrompt(
+    workspaceId: string,
+    id: string,
+    template: string,
+    ai: AiSettings,
+  ): Promise<Channel> {
+    const row = await this.db.transaction(async (tx) => {
+      await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
+      return repo.updateChannel(tx, this.secrets, workspaceId, id, {
+        template,
+        ai,
+        reply: { secret: newSigningSecret() },
+      });
+    });
+    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
+    return this.toChannel(orNotFound(row));
   }
 
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */

@@ -45,6 +45,8 @@ export interface EventJson {
   cost_usd: number | null;
   /** The rendered thread key; null when the event is in no thread. */
   thread_key: string | null;
+  /** The channel version its current outcome was rendered with; null before and when rejected. */
+  version: number | null;
   /** Placeholders of the template and system prompt that were absent or null in the payload. */
   missing: string[];
   /** The last AI call sent less than was rendered: cut to AI_MAX_INPUT_CHARS. */
@@ -97,6 +99,7 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     latency_ms: row.latency_ms,
     cost_usd: row.cost_usd,
     thread_key: row.thread_key,
+    version: row.version ?? null,
     missing: row.missing ?? [],
     input_truncated: row.input_truncated,
     redactions: row.redactions ?? null,

@@ -29,6 +29,8 @@ export interface EventRow {
   /** USD, as float8 (stored as an exact numeric). */
   cost_usd: number | null;
   thread_key: string | null;
+  /** The channel version its current outcome was rendered with (null before, and when rejected). */
+  version: number | null;
   missing: string[] | null;
   input_truncated: boolean;
   /** `{kind: distinct values}` the guardrails redacted in what was sent; null without redaction. */
@@ -47,6 +49,6 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  provider, model, usage, calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, missing,
-  input_truncated, redactions, history, change_seq, trace_id,
+  provider, model, usage, calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
+  missing, input_truncated, redactions, history, change_seq, trace_id,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

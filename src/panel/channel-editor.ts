@@ -38,6 +38,9 @@ interface EditorExtras {
   previewNote?: string;
 }
 
+/** How many of the channel's recent events "Try on recent events" asks. */
+export const RECENT_TRIAL_EVENTS = 20;
+
 /** How many recent events are searched for the last payload that can serve as a sample. */
 const RECENT_EVENTS = 20;
 
@@ -51,10 +54,12 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
-    const [replySecret, lastDelivery, providers] = await Promise.all([
+    const [replySecret, lastDelivery, providers, versions, trials] = await Promise.all([
       ctx.deliveries.replySecret(workspaceId(res), channel.id),
       ctx.deliveries.lastOfChannel(channel.id),
       ctx.providers.list(workspaceId(res)),
+      ctx.channels.versions(workspaceId(res), channel.id),
+      ctx.trials.list(workspaceId(res), channel.id),
     ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
@@ -68,6 +73,9 @@ export function channelEditor(ctx: PanelServices) {
       redactionChoices: REDACTION_CHOICES,
       aiPreview,
       providerNames: providers.map((provider) => provider.name),
+      versions,
+      trials: trials.slice(0, 10),
+      recentTrialEvents: RECENT_TRIAL_EVENTS,
       errors: extras.errors ?? {},
       placeholders: listPlaceholders(form.template),
       preview,

@@ -6,6 +6,7 @@ import { parseAcceptWhenText } from './accept-when-form.js';
 import { AppError } from '../platform/errors.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
+import { trialPages } from './trial-pages.js';
 import { dateTimeLocalValue } from './format.js';
 import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
 import { fieldErrors, pathId, textareaText } from './forms.js';
@@ -182,6 +183,8 @@ export function channelPages(ctx: PanelServices): Router {
       res.redirect(303, `/channels/${channel.id}`);
     });
   }
+
+  trialPages(router, ctx, editor);
 
   router.get('/:id/regenerate', async (req, res) => {
     const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));

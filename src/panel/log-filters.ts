@@ -10,6 +10,8 @@ export interface LogFilterForm {
   channel: string;
   /** A thread key: the events of one thread (linked from an event of it). */
   thread: string;
+  /** A version of the channel: the events answered with it (linked from the editor's versions). */
+  version: string;
   status: string;
   from: string;
   to: string;
@@ -48,6 +50,7 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
     search: text(query.search),
     channel: text(query.channel),
     thread: text(query.thread),
+    version: text(query.version),
     status: text(query.status),
     from: text(query.from),
     to: text(query.to),
@@ -63,6 +66,11 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
   }
   if (form.channel) filter.channelId = form.channel;
   if (form.thread) filter.threadKey = form.thread;
+  if (form.version) {
+    const version = /^[1-9]\d{0,8}$/.test(form.version) ? Number(form.version) : undefined;
+    if (version && filter.channelId) filter.version = version;
+    else problems.push(`Version “${form.version}” needs a channel and a whole number; ignored.`);
+  }
   if (form.search) {
     const search = parseLogSearch(form.search);
     if (search.q) filter.q = search.q.slice(0, 500);

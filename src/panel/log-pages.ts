@@ -39,7 +39,13 @@ export function logPages(ctx: PanelServices): Router {
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(
-      form.search || form.channel || form.thread || form.status || form.from || form.to,
+      form.search ||
+      form.channel ||
+      form.thread ||
+      form.version ||
+      form.status ||
+      form.from ||
+      form.to,
     );
     const query = logsUrl(form).replace(/^\/logs\??/, '');
     res.render('logs/index', {

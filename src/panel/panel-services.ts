@@ -2,6 +2,7 @@ import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
+import type { TrialsService } from '../trials/trials-service.js';
 import type { Config } from '../platform/config.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import type { EventCounts } from '../brain-logs/event-counts.js';
@@ -35,6 +36,8 @@ export interface PanelServices {
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
   channels: ChannelsService;
+  /** Candidate prompts tried on recent events. */
+  trials: TrialsService;
   /** The AI providers channels may name. */
   providers: ProvidersService;
   /** Brain Logs: one event, its pages, counts and chart, an event's thread. */

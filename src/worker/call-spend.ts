@@ -1,7 +1,16 @@
 import type { AiCall } from '../ai/fallback-runner.js';
 import type { Logger } from '../platform/logger.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
-import type { ClaimedEvent } from './queue-claim.js';
+
+/** Whose calls they are: an event's, or a trial's (no event). */
+export interface SpendingOn {
+  workspace_id: string;
+  channel_id: string;
+  /** The event, or null for a trial's calls. */
+  eventId: string | null;
+  /** The workspace has a monthly budget: the records are waited for. */
+  budgeted: boolean;
+}
 
 /**
  * Records the spend of each call of an attempt, under the provider and model it asked (its cost
@@ -13,22 +22,22 @@ import type { ClaimedEvent } from './queue-claim.js';
 export async function spendOnCalls(
   recordSpend: (call: SpentCall) => Promise<void>,
   log: Logger,
-  event: ClaimedEvent,
+  on: SpendingOn,
   calls: readonly AiCall[],
 ): Promise<void> {
   const recorded = calls.map((call) =>
     recordSpend({
-      workspaceId: event.workspace_id,
-      channelId: event.channel_id,
-      eventId: event.id,
+      workspaceId: on.workspace_id,
+      channelId: on.channel_id,
+      eventId: on.eventId,
       provider: call.provider,
       model: call.model,
       promptTokens: call.usage?.prompt_tokens ?? null,
       completionTokens: call.usage?.completion_tokens ?? null,
       costUsd: call.cost_usd,
     }).catch((error: unknown) =>
-      log.error({ eventId: event.id, err: error }, 'spend of an AI call not recorded'),
+      log.error({ eventId: on.eventId, err: error }, 'spend of an AI call not recorded'),
     ),
   );
-  if (event.budgeted) await Promise.all(recorded);
+  if (on.budgeted) await Promise.all(recorded);
 }

@@ -1,43 +1,32 @@
-import { AiError, type AiProvider, type AiRequest } from '../ai/ai-provider.js';
-import { asksForJson, toAiSettings, type AiSettings } from '../ai/ai-settings.js';
-import type { Prices } from '../ai/call-cost.js';
-import { runWithFallbacks, type CallTarget, type FallbackResult } from '../ai/fallback-runner.js';
-import { fitToInputLimit } from '../ai/input-limit.js';
-import type { Queryable } from '../db/database.js';
-import { EventGuard } from '../guardrails/event-guard.js';
+import type { AiError } from '../ai/ai-provider.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
-import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import { attemptRecord, type AiCallRecord } from './ai-call.js';
 import { spendOnCalls } from './call-spend.js';
 import { countCalls } from './call-metrics.js';
-import { callTargets, checkReply, type WorkspaceProviders } from '../ai/call-targets.js';
+import {
+  askAttempt,
+  prepareRequest,
+  pricedTargets,
+  type AskedAttempt,
+  type RequestDeps,
+} from './event-request.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
-import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
 import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableText } from './storable-text.js';
 import type { ChatParent } from '../tracing/tracing.js';
 
-export interface ProcessDeps {
-  db: Queryable;
-  /** The built-in provider `default`: the server's AI_* configuration. */
-  provider: AiProvider;
-  /** A workspace's own providers by name; absent, channels can ask only `default`. */
-  providers?: WorkspaceProviders;
+export interface ProcessDeps extends RequestDeps {
   log: Logger;
   metrics: Metrics;
   workerId: string;
   leaseMs: number;
   maxAttempts: number;
   retryBaseMs: number;
-  /** AI_MAX_INPUT_CHARS: what one call sends (system prompt, history, prompt) is cut to it. */
-  maxInputChars: number;
-  /** AI_MODEL: the model recorded for channels that name none (null with the echo and no model). */
-  defaultModel?: string;
   /** Told when a retried event is due again, so the worker can wake for it on time. */
   onRetryScheduled?: (dueInMs: number) => void;
   /**
@@ -47,8 +36,6 @@ export interface ProcessDeps {
   recordStarted: (start: Start) => Promise<number | typeof OVER_BUDGET | undefined>;
   /** Ends the event (`finishEvents`, gathered with others that end meanwhile); false when the lease was lost. */
   recordFinished: (finish: Finish) => Promise<boolean>;
-  /** How a workspace's calls through a provider of a kind are priced (PricesService.pricesFor). */
-  pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
   /** Records one call's spend (SpendLedger.recordSpend). */
   recordSpend: (call: SpentCall) => Promise<void>;
 }
@@ -92,57 +79,17 @@ export async function processEvent(
     });
   }
 
-  const settings = toAiSettings(event.ai);
-  // Guardrails (src/guardrails/): values rendered between data tags, then what is sent redacted.
-  const guard = EventGuard.of(settings);
-  let request: AiRequest;
-  let missing: string[];
-  try {
-    const payload = parsePayload(event.payload);
-    const system = settings.system_prompt ?? '';
-    const wrap = guard?.wrapValue;
-    request = {
-      prompt: storableText(renderTemplate(event.template, payload, wrap)),
-      system: system ? storableText(renderTemplate(system, payload, wrap)) : undefined,
-      history: [],
-      model: settings.model ?? undefined,
-      temperature: settings.temperature ?? undefined,
-      maxTokens: settings.max_tokens ?? undefined,
-      responseFormat: settings.response_format ?? undefined,
-    };
-    missing = missingInTemplates([event.template, system], payload);
-  } catch (error) {
+  const prepared = await prepareRequest(deps, event);
+  if (prepared.kind === 'unreadable') {
     // Accepted events were parsed on arrival, so this means the stored payload was altered.
-    log.error({ eventId, err: error }, 'event failed: stored payload unreadable');
-    return finish({
-      status: 'failed',
-      error: storableText(`The stored payload is not valid JSON: ${messageOf(error)}`),
-    });
+    log.error({ eventId, error: prepared.error }, 'event failed: stored payload unreadable');
+    return finish({ status: 'failed', error: prepared.error });
   }
-  if ((guard ? guard.unwrapped(request.prompt) : request.prompt).trim() === '') {
+  if (prepared.kind === 'skipped') {
     log.info({ eventId }, 'event skipped: the prompt is empty');
-    return finish({ status: 'skipped', prompt: request.prompt, missing });
+    return finish({ status: 'skipped', prompt: prepared.prompt, missing: prepared.missing });
   }
-
-  let droppedTurns = 0;
-  let thread: ThreadTurn[] = [];
-  if (event.thread_key !== null && (settings.history ?? 0) > 0) {
-    const room = deps.maxInputChars - (request.system?.length ?? 0) - request.prompt.length;
-    const history = await threadHistory(
-      db,
-      event.channel_id,
-      event.thread_key,
-      eventId,
-      settings.history ?? 0,
-      room,
-    );
-    request.history = thread = history.turns;
-    droppedTurns = history.dropped;
-  }
-  if (guard) request = guard.guard(request, thread);
-  const fitted = fitToInputLimit(request, deps.maxInputChars);
-  request = fitted.request;
-  const inputTruncated = fitted.truncated || droppedTurns > 0;
+  const { request, settings, guard, missing, inputTruncated } = prepared;
   // The prompt stored is the one sent.
   const { prompt } = request;
 
@@ -165,33 +112,23 @@ export async function processEvent(
     return 'released';
   }
 
-  // The reply as the channel gets it: placeholders put back when the channel asks for it.
-  const restored = (text: string) =>
-    guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
-  let result: FallbackResult;
+  let asked: AskedAttempt;
   try {
-    result = await runWithFallbacks(
-      targets,
-      request,
-      signal,
-      (reply, target) =>
-        checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
-      chatParent,
-    );
+    asked = await askAttempt(prepared, targets, signal, chatParent);
   } catch (error) {
     callEnded();
     if (!signal.aborted) throw error;
     log.info({ eventId }, 'event released: shutting down');
     return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
   }
-  await spendOnCalls(deps.recordSpend, log, event, result.calls);
+  const { result } = asked;
+  await spendOnCalls(deps.recordSpend, log, { ...event, eventId }, result.calls);
   callEnded();
   countCalls(deps.metrics, result.calls);
   const call = attemptRecord(result);
   if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 
-  const text = restored(result.reply.text);
-  const outcome = await finish({ status: 'replied', reply: storableText(text) }, call);
+  const outcome = await finish({ status: 'replied', reply: asked.reply ?? '' }, call);
   if (outcome === 'replied') log.info({ eventId, attempts }, 'event replied');
   return outcome;
 }
@@ -229,30 +166,10 @@ async function failedCall(
   return finish({ status: 'failed', error: final }, call);
 }
 
-/** The attempt's providers in order, each with how the workspace's calls through it are priced. */
-async function pricedTargets(
-  deps: ProcessDeps,
-  workspaceId: string,
-  settings: AiSettings,
-): Promise<CallTarget[]> {
-  const targets = await callTargets(deps, workspaceId, settings);
-  return Promise.all(
-    targets.map(async (target) =>
-      target.instance
-        ? { ...target, prices: await deps.pricesFor(workspaceId, target.instance.name) }
-        : target,
-    ),
-  );
-}
-
 function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {
   deps.log.warn(
     { eventId },
     'event was taken over by another worker after its lease ran out; result dropped',
   );
   return 'lost';
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

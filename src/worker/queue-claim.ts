@@ -78,6 +78,8 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
   )
   update events set
     status = 'processing',
+    -- the event is rendered with the channel as it is now: its outcome is of this version
+    version = channels.version,
     locked_by = $1,
     locked_until = now() + $3::integer * interval '1 millisecond'
   from next, channels, workspaces

@@ -88,6 +88,7 @@ describe('GET /api/v1/events/{id}', () => {
       latency_ms: null,
       cost_usd: null,
       thread_key: null,
+      version: null,
       missing: [],
       input_truncated: false,
       redactions: null,
@@ -107,6 +108,7 @@ describe('GET /api/v1/events/{id}', () => {
       completed_at: expect.stringMatching(/Z$/),
       model: null,
       usage: null,
+      version: 1,
       missing: [],
     });
     const listed = await list({ channel_id: orders.id, status: 'replied' });

@@ -1,0 +1,160 @@
+import type { Database } from '../db/database.js';
+import type { Logger } from '../platform/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { QueueLoop } from '../queue/queue-loop.js';
+import type { SpentCall } from '../spend/spend-ledger.js';
+import { attemptRecord } from '../worker/ai-call.js';
+import { countCalls } from '../worker/call-metrics.js';
+import { spendOnCalls } from '../worker/call-spend.js';
+import {
+  askAttempt,
+  prepareRequest,
+  pricedTargets,
+  type RequestDeps,
+} from '../worker/event-request.js';
+import { storableText } from '../worker/storable-text.js';
+import type { CandidateOutcome } from './trial-outcomes.js';
+import {
+  claimTrialResults,
+  finishTrialResult,
+  releaseTrialResult,
+  TRIALS_CHANNEL,
+  type ClaimedTrialResult,
+} from './trials-repo.js';
+
+export interface TrialWorkerOptions extends RequestDeps {
+  db: Database;
+  log: Logger;
+  metrics: Metrics;
+  /** The event worker's WORKER_CONCURRENCY: trials take a quarter of it (at least one). */
+  workerConcurrency: number;
+  pollIntervalMs: number;
+  /** How long a claimed result is held: one attempt with its fallbacks fits in it. */
+  leaseMs: number;
+  shutdownGraceMs: number;
+  workerId: string;
+  recordSpend: (call: SpentCall) => Promise<void>;
+}
+
+/** The slots trials may hold: live events come first. */
+export function trialSlots(workerConcurrency: number): number {
+  return Math.max(1, Math.floor(workerConcurrency / 4));
+}
+
+/**
+ * Asks trials' candidates on their events, on the queue loop the workers share, with a quarter of
+ * the worker's slots. Each result is asked once (with its fallbacks): no event is changed,
+ * nothing is delivered, no chat is used; the calls' spend is recorded without an event.
+ */
+export class TrialWorker {
+  private readonly loop: QueueLoop<ClaimedTrialResult>;
+
+  constructor(private readonly options: TrialWorkerOptions) {
+    const { db, log, workerId } = options;
+    this.loop = new QueueLoop<ClaimedTrialResult>({
+      name: 'trial worker',
+      items: 'trial results',
+      workerId,
+      db,
+      channel: TRIALS_CHANNEL,
+      log,
+      concurrency: trialSlots(options.workerConcurrency),
+      pollIntervalMs: options.pollIntervalMs,
+      shutdownGraceMs: options.shutdownGraceMs,
+      claim: (limit) => claimTrialResults(db, workerId, limit, options.leaseMs),
+      release: (result) => releaseTrialResult(db, workerId, result),
+      work: (result, signal) => this.ask(result, signal),
+    });
+  }
+
+  runOnce(): Promise<number> {
+    return this.loop.runOnce();
+  }
+
+  start(): Promise<void> {
+    return this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  private async ask(result: ClaimedTrialResult, signal: AbortSignal): Promise<void> {
+    const { db, log, workerId } = this.options;
+    try {
+      const outcome = await this.candidateOutcome(result, signal);
+      if (outcome === undefined) {
+        await releaseTrialResult(db, workerId, result);
+        return;
+      }
+      if (!(await finishTrialResult(db, workerId, result, outcome))) {
+        log.warn({ trialId: result.trial_id }, 'trial result taken over by another worker');
+      }
+    } catch (error) {
+      log.error(
+        { err: error, trialId: result.trial_id },
+        'trial result not stored; it is asked again when its lease ends',
+      );
+    }
+  }
+
+  /** The candidate's outcome on the event, exactly as the worker would ask; undefined if cut short. */
+  private async candidateOutcome(
+    result: ClaimedTrialResult,
+    signal: AbortSignal,
+  ): Promise<CandidateOutcome | undefined> {
+    const none = { prompt: null, reply: null, error: null, usage: null, cost_usd: null };
+    if (result.payload === null) {
+      return {
+        ...none,
+        status: 'failed',
+        error: 'The event no longer exists.',
+        latency_ms: null,
+        missing: [],
+      };
+    }
+    const prepared = await prepareRequest(this.options, {
+      id: result.event_id,
+      workspace_id: result.workspace_id,
+      channel_id: result.channel_id,
+      payload: result.payload,
+      thread_key: result.thread_key,
+      template: result.template,
+      ai: result.ai,
+    });
+    if (prepared.kind === 'unreadable') {
+      return { ...none, status: 'failed', error: prepared.error, latency_ms: null, missing: [] };
+    }
+    if (prepared.kind === 'skipped') {
+      return {
+        ...none,
+        status: 'skipped',
+        prompt: prepared.prompt,
+        latency_ms: null,
+        missing: prepared.missing,
+      };
+    }
+    const targets = await pricedTargets(this.options, result.workspace_id, prepared.settings);
+    let asked;
+    try {
+      asked = await askAttempt(prepared, targets, signal);
+    } catch (error) {
+      if (signal.aborted) return undefined;
+      throw error;
+    }
+    const { log, metrics, recordSpend } = this.options;
+    await spendOnCalls(recordSpend, log, { ...result, eventId: null }, asked.result.calls);
+    countCalls(metrics, asked.result.calls);
+    const call = attemptRecord(asked.result);
+    return {
+      status: asked.result.ok ? 'replied' : 'failed',
+      prompt: prepared.request.prompt,
+      reply: asked.reply ?? null,
+      error: asked.result.ok ? null : storableText(asked.result.error.message),
+      usage: call.usage,
+      cost_usd: call.costUsd ?? null,
+      latency_ms: call.latencyMs,
+      missing: prepared.missing,
+    };
+  }
+}

@@ -1,0 +1,218 @@
+import {
+  mergeAiSettings,
+  namedProviders,
+  toAiSettings,
+  type AiSettings,
+} from '../ai/ai-settings.js';
+import type { Channel, ChannelsService } from '../channels/channels-service.js';
+import type { Database, Queryable } from '../db/database.js';
+import { AppError, notFound } from '../platform/errors.js';
+import {
+  summarize,
+  type CandidateOutcome,
+  type SideSummary,
+  type StoredOutcome,
+} from './trial-outcomes.js';
+import * as repo from './trials-repo.js';
+import type { CreateTrial } from './trials-schemas.js';
+
+export interface TrialResult {
+  event_id: string;
+  current: StoredOutcome;
+  /** Null until the candidate has been asked on the event. */
+  candidate: CandidateOutcome | null;
+}
+
+export interface Trial {
+  id: string;
+  channel_id: string;
+  status: 'running' | 'done' | 'canceled';
+  total: number;
+  done: number;
+  /** What was given: members left out stay as the channel's current. */
+  candidate: { template?: string; ai?: Partial<AiSettings> };
+  created_at: string;
+  finished_at: string | null;
+  summary: { current: SideSummary; candidate: SideSummary };
+  results?: TrialResult[];
+}
+
+export interface TrialsOptions {
+  /** Refuses provider names the workspace does not have (`unknown_provider`). */
+  requireProviders: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
+}
+
+/** How many of the channel's newest events are read at a time while looking for JSON payloads. */
+const SCAN_PAGE = 200;
+
+/** Trials of candidate prompts on a channel's real events; used by the API and the panel. */
+export class TrialsService {
+  constructor(
+    private readonly db: Database,
+    private readonly channels: ChannelsService,
+    private readonly options: TrialsOptions,
+  ) {}
+
+  /**
+   * Starts a trial: the candidate merged onto the channel as it is now, on the chosen events
+   * whose payload is a complete JSON object, each with its stored outcome.
+   */
+  async create(workspaceId: string, channelId: string, input: CreateTrial): Promise<Trial> {
+    const channel = await this.channels.get(workspaceId, channelId);
+    const ai = mergeAiSettings(channel.ai, input.ai);
+    const events =
+      'last' in input.events
+        ? await this.newestJsonEvents(workspaceId, channelId, input.events.last)
+        : await this.chosenEvents(workspaceId, channelId, input.events.ids);
+    if (events.length === 0) {
+      throw invalid('events', 'no chosen event has a payload that is a complete JSON object');
+    }
+    const candidate: repo.NewTrial['candidate'] = {};
+    if (input.template !== undefined) candidate.template = input.template;
+    if (input.ai !== undefined) candidate.ai = input.ai;
+    const row = await this.db.transaction(async (tx) => {
+      await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
+      return repo.insertTrial(tx, {
+        workspaceId,
+        channelId,
+        candidate,
+        template: input.template ?? channel.template,
+        ai,
+        events,
+      });
+    });
+    return this.get(workspaceId, row.id);
+  }
+
+  async get(workspaceId: string, id: string): Promise<Trial> {
+    const row = await repo.findTrial(this.db, workspaceId, id);
+    if (!row) throw notFound('This trial');
+    const results = await repo.trialResults(this.db, [row.id]);
+    return toTrial(row, results, true);
+  }
+
+  /** The channel's trials, newest first, without their results. */
+  async list(workspaceId: string, channelId: string): Promise<Trial[]> {
+    await this.channels.get(workspaceId, channelId);
+    const rows = await repo.listTrials(this.db, workspaceId, channelId);
+    const results = await repo.trialResults(
+      this.db,
+      rows.map((row) => row.id),
+    );
+    return rows.map((row) =>
+      toTrial(
+        row,
+        results.filter((result) => result.trial_id === row.id),
+        false,
+      ),
+    );
+  }
+
+  async cancel(workspaceId: string, id: string): Promise<Trial> {
+    await repo.cancelTrial(this.db, workspaceId, id);
+    return this.get(workspaceId, id);
+  }
+
+  /** Makes the trial's candidate, exactly as it was asked, the channel's next version. */
+  async promote(workspaceId: string, id: string): Promise<Channel> {
+    const row = await repo.findTrial(this.db, workspaceId, id);
+    if (!row) throw notFound('This trial');
+    return this.channels.replacePrompt(
+      workspaceId,
+      row.channel_id,
+      row.template,
+      toAiSettings(row.ai),
+    );
+  }
+
+  /** The start of each result's payload, by event id (for the trial page). */
+  payloadExcerpts(workspaceId: string, trial: Trial, chars: number): Promise<Map<string, string>> {
+    const ids = (trial.results ?? []).map((result) => result.event_id);
+    return repo.payloadStarts(this.db, workspaceId, ids, chars);
+  }
+
+  /** The N newest events of the channel whose payload is a complete JSON object, newest first. */
+  private async newestJsonEvents(
+    workspaceId: string,
+    channelId: string,
+    count: number,
+  ): Promise<repo.TrialEventRow[]> {
+    const chosen: repo.TrialEventRow[] = [];
+    let before: string | undefined;
+    while (chosen.length < count) {
+      const page = await repo.newestEvents(this.db, workspaceId, channelId, before, SCAN_PAGE);
+      chosen.push(...page.filter(hasJsonObject).slice(0, count - chosen.length));
+      if (page.length < SCAN_PAGE) break;
+      before = page.at(-1)?.id;
+    }
+    return chosen;
+  }
+
+  /** The given events in the given order; any of another channel or unknown is a 400. */
+  private async chosenEvents(
+    workspaceId: string,
+    channelId: string,
+    ids: readonly string[],
+  ): Promise<repo.TrialEventRow[]> {
+    const rows = await repo.eventsByIds(this.db, workspaceId, ids);
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const unknown = ids.filter((id) => byId.get(id)?.channel_id !== channelId);
+    if (unknown.length) {
+      throw invalid('events.ids', `not events of this channel: ${unknown.join(', ')}`);
+    }
+    const unique = [...new Set(ids)];
+    return unique.map((id) => byId.get(id) as repo.TrialEventRow).filter(hasJsonObject);
+  }
+}
+
+/** A payload kept whole that parses as a JSON object. */
+function hasJsonObject(event: repo.TrialEventRow): boolean {
+  if (event.payload_truncated) return false;
+  try {
+    const value: unknown = JSON.parse(event.payload);
+    return value !== null && typeof value === 'object' && !Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
+function toTrial(
+  row: repo.TrialRow,
+  results: readonly repo.TrialResultRow[],
+  withResults: boolean,
+): Trial {
+  const asked = results.flatMap((result) => (result.candidate ? [result.candidate] : []));
+  const trial: Trial = {
+    id: row.id,
+    channel_id: row.channel_id,
+    status: row.status,
+    total: row.total,
+    done: row.done,
+    candidate: row.candidate as Trial['candidate'],
+    created_at: new Date(row.created_at).toISOString(),
+    finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
+    summary: {
+      current: summarize(results.map((result) => result.current)),
+      candidate: summarize(asked),
+    },
+  };
+  if (withResults) {
+    trial.results = results.map((result) => ({
+      event_id: result.event_id,
+      current: result.current,
+      candidate: result.candidate,
+    }));
+  }
+  return trial;
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError(
+    400,
+    'validation_failed',
+    'Invalid request',
+    `${path}: ${message}`,
+    {},
+    { errors: [{ path, message }] },
+  );
+}

@@ -1,0 +1,170 @@
+import type { ChatParent } from '../tracing/tracing.js';
+import type { AiProvider, AiRequest } from '../ai/ai-provider.js';
+import { asksForJson, toAiSettings, type AiSettings } from '../ai/ai-settings.js';
+import type { Prices } from '../ai/call-cost.js';
+import { callTargets, checkReply, type WorkspaceProviders } from '../ai/call-targets.js';
+import { runWithFallbacks, type CallTarget, type FallbackResult } from '../ai/fallback-runner.js';
+import { fitToInputLimit } from '../ai/input-limit.js';
+import type { Queryable } from '../db/database.js';
+import { EventGuard } from '../guardrails/event-guard.js';
+import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
+import { threadHistory, type ThreadTurn } from './queue-history.js';
+import { storableText } from './storable-text.js';
+
+/**
+ * What an event is asked with: the worker asks with the channel as it is now, a trial with its
+ * candidate. Both go through this module, so a trial asks exactly as the worker would.
+ */
+export interface EventToAsk {
+  id: string;
+  workspace_id: string;
+  channel_id: string;
+  payload: string;
+  thread_key: string | null;
+  template: string;
+  /** The AI settings as stored (see `toAiSettings`). */
+  ai: unknown;
+}
+
+export interface RequestDeps {
+  db: Queryable;
+  /** The built-in provider `default`: the server's AI_* configuration. */
+  provider: AiProvider;
+  providers?: WorkspaceProviders;
+  /** AI_MAX_INPUT_CHARS. */
+  maxInputChars: number;
+  /** AI_MODEL, for channels that name none. */
+  defaultModel?: string;
+  pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
+}
+
+/** A rendered request, guarded and fitted to the input limit, ready to be asked. */
+export interface ReadyRequest {
+  kind: 'ready';
+  request: AiRequest;
+  settings: AiSettings;
+  guard: EventGuard | undefined;
+  missing: string[];
+  /** Less than was rendered is sent (history turns dropped or text cut). */
+  inputTruncated: boolean;
+}
+
+export type PreparedRequest =
+  | ReadyRequest
+  /** The prompt rendered empty: no call is made. */
+  | { kind: 'skipped'; prompt: string; missing: string[] }
+  /** The stored payload cannot be read. */
+  | { kind: 'unreadable'; error: string };
+
+/**
+ * Renders the template (and system prompt) with the payload, adds the thread's history as it
+ * stood before the event (the replied events received earlier), applies the guardrails and cuts
+ * what is sent to the input limit.
+ */
+export async function prepareRequest(
+  deps: RequestDeps,
+  event: EventToAsk,
+): Promise<PreparedRequest> {
+  const settings = toAiSettings(event.ai);
+  // Guardrails (src/guardrails/): values rendered between data tags, then what is sent redacted.
+  const guard = EventGuard.of(settings);
+  let request: AiRequest;
+  let missing: string[];
+  try {
+    const payload = parsePayload(event.payload);
+    const system = settings.system_prompt ?? '';
+    const wrap = guard?.wrapValue;
+    request = {
+      prompt: storableText(renderTemplate(event.template, payload, wrap)),
+      system: system ? storableText(renderTemplate(system, payload, wrap)) : undefined,
+      history: [],
+      model: settings.model ?? undefined,
+      temperature: settings.temperature ?? undefined,
+      maxTokens: settings.max_tokens ?? undefined,
+      responseFormat: settings.response_format ?? undefined,
+    };
+    missing = missingInTemplates([event.template, system], payload);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      kind: 'unreadable',
+      error: storableText(`The stored payload is not valid JSON: ${message}`),
+    };
+  }
+  if ((guard ? guard.unwrapped(request.prompt) : request.prompt).trim() === '') {
+    return { kind: 'skipped', prompt: request.prompt, missing };
+  }
+
+  let droppedTurns = 0;
+  let thread: ThreadTurn[] = [];
+  if (event.thread_key !== null && (settings.history ?? 0) > 0) {
+    const room = deps.maxInputChars - (request.system?.length ?? 0) - request.prompt.length;
+    const history = await threadHistory(
+      deps.db,
+      event.channel_id,
+      event.thread_key,
+      event.id,
+      settings.history ?? 0,
+      room,
+    );
+    request.history = thread = history.turns;
+    droppedTurns = history.dropped;
+  }
+  if (guard) request = guard.guard(request, thread);
+  const fitted = fitToInputLimit(request, deps.maxInputChars);
+  return {
+    kind: 'ready',
+    request: fitted.request,
+    settings,
+    guard,
+    missing,
+    inputTruncated: fitted.truncated || droppedTurns > 0,
+  };
+}
+
+/** The attempt's providers in order, each with how the workspace's calls through it are priced. */
+export async function pricedTargets(
+  deps: RequestDeps,
+  workspaceId: string,
+  settings: AiSettings,
+): Promise<CallTarget[]> {
+  const targets = await callTargets(deps, workspaceId, settings);
+  return Promise.all(
+    targets.map(async (target) =>
+      target.instance
+        ? { ...target, prices: await deps.pricesFor(workspaceId, target.instance.name) }
+        : target,
+    ),
+  );
+}
+
+/** One attempt's answer, and the reply as the channel gets it (placeholders put back if asked). */
+export interface AskedAttempt {
+  result: FallbackResult;
+  /** The reply text to store; undefined when the attempt gave no usable reply. */
+  reply: string | undefined;
+}
+
+/**
+ * Asks the targets in order (fallbacks within the attempt), each reply checked against the
+ * response format after the guardrails put back what they replaced.
+ */
+export async function askAttempt(
+  ready: ReadyRequest,
+  targets: CallTarget[],
+  signal: AbortSignal,
+  chatParent?: ChatParent,
+): Promise<AskedAttempt> {
+  const { request, guard } = ready;
+  const restored = (text: string) =>
+    guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
+  const result = await runWithFallbacks(
+    targets,
+    request,
+    signal,
+    (reply, target) =>
+      checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
+    chatParent,
+  );
+  return { result, reply: result.ok ? storableText(restored(result.reply.text)) : undefined };
+}
