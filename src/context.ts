@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import { createAlertsEvaluator } from './alerts/create-alerts-evaluator.js';
+import type { AlertsEvaluator } from './alerts/alerts-evaluator.js';
+import { AlertsService } from './alerts/alerts-service.js';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
@@ -112,6 +115,10 @@ export class AppContext {
   private readonly providerInstances: ProviderInstances;
   /** Answers events with the AI; absent in a `ROLE=web` process. */
   readonly worker: Worker | undefined;
+  /** Alert rules, their history, and the workspaces' alert secrets. */
+  readonly alerts: AlertsService;
+  /** Checks the alerts and sends their notifications; absent in a `ROLE=web` process. */
+  readonly alertsEvaluator: AlertsEvaluator | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
   readonly retention: EventsRetention | undefined;
   private defaultWorkspace: string | undefined;
@@ -175,10 +182,12 @@ export class AppContext {
       adminApiKey: config.adminApiKey,
       defaultWorkspaceId: () => this.defaultWorkspaceId,
     });
+    this.alerts = new AlertsService(db, secrets, this.metrics.registry, config.delivery.allowPrivate);
     const background = config.role !== 'web';
     this.worker = background ? createWorker(this) : undefined;
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
+    this.alertsEvaluator = background ? createAlertsEvaluator(this) : undefined;
   }
 
   /** The workspace ADMIN_API_KEY manages and the first admin joins; known once started. */
@@ -217,6 +226,7 @@ export class AppContext {
       await this.worker?.start();
       await this.deliveryWorker?.start();
       this.retention?.start();
+      this.alertsEvaluator?.start();
     }
     this.running = options;
   }
@@ -232,6 +242,7 @@ export class AppContext {
         step('reply delivery', async () => this.deliveryWorker?.stop()),
       ]);
       await step('event retention', async () => this.retention?.stop());
+      await step('alerts', async () => this.alertsEvaluator?.stop());
     }
     await step('held answers', () => this.waits.stop());
     await step('channel change listener', () => this.ingest.stop());

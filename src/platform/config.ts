@@ -131,6 +131,7 @@ const envSchema = z
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
+    ALERT_INTERVAL_S: integer(1, 86_400).default(15),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     LOG_LEVEL: z
@@ -267,6 +268,8 @@ const configSchema = envSchema.transform((e) => ({
   },
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
   eventRetentionDays: e.EVENT_RETENTION_DAYS,
+  /** How often the processes running the worker check the alerts (one of them at a time). */
+  alertIntervalMs: e.ALERT_INTERVAL_S * 1000,
   role: e.ROLE,
   trustProxy: e.TRUST_PROXY,
   logLevel: e.LOG_LEVEL,

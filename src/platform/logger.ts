@@ -15,6 +15,7 @@ export const REDACTED_PATHS = [
   '*.reply_secret',
   '*.previous_secret',
   '*.reply_previous_secret',
+  '*.alert_secret',
   '*.apiKey',
   '*.api_key',
   '*.token',
