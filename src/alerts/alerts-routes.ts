@@ -17,6 +17,7 @@ export function alertsRoutes(alerts: AlertsService): Router {
 
   // Before `/alerts/:id`, which would take `secret` for an id.
   router.get('/alerts/secret', async (_req, res) => {
+    res.set('Cache-Control', 'no-store');
     res.json({ secret: await alerts.alertSecret(res.locals.workspaceId) });
   });
 
