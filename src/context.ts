@@ -182,7 +182,12 @@ export class AppContext {
       adminApiKey: config.adminApiKey,
       defaultWorkspaceId: () => this.defaultWorkspaceId,
     });
-    this.alerts = new AlertsService(db, secrets, this.metrics.registry, config.delivery.allowPrivate);
+    this.alerts = new AlertsService(
+      db,
+      secrets,
+      this.metrics.registry,
+      config.delivery.allowPrivate,
+    );
     const background = config.role !== 'web';
     this.worker = background ? createWorker(this) : undefined;
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
