@@ -43,3 +43,6 @@ create index alert_changes_pending_idx on alert_changes (id) where notification 
 -- delivery_failed looks for a channel's latest ended deliveries.
 create index deliveries_channel_ended_idx on deliveries (channel_id, id desc)
   where state in ('delivered', 'failed');
+
+-- rejections counts a workspace's rejected requests in a window; they are few among its events.
+create index events_rejected_idx on events (workspace_id, received_at) where status = 'rejected';

@@ -50,28 +50,43 @@ function rejections(scoped: 'channel' | 'workspace'): string {
 
 /**
  * Whether the scope's latest ended delivery (by id: the later message) failed: 1 while it did,
- * 0 once a later one was delivered.
+ * 0 once a later one was delivered. Workspace-wide rules read LAST_DELIVERIES, found once per
+ * evaluation for every workspace that has one.
  */
 function deliveryFailed(scoped: 'channel' | 'workspace'): string {
   const only = `${TYPE} = 'delivery_failed' and a.condition->>'channel_id' is ${scoped === 'channel' ? 'not ' : ''}null`;
-  const channels =
+  const last =
     scoped === 'channel'
-      ? `c.id = ${CHANNEL} and c.workspace_id = a.workspace_id`
-      : `c.workspace_id = a.workspace_id and c.deleted_at is null`;
-  return `select coalesce(max(case when last.state = 'failed' then 1 else 0 end), 0)::float8 as value,
-     coalesce(bool_or(last.state = 'failed'), false) as firing
-   from (
-     select d.state from channels c
-     cross join lateral (
-       select d.id, d.state from deliveries d
-       where d.channel_id = c.id and d.state in ('delivered', 'failed')
-       order by d.id desc limit 1
-     ) d
-     where ${only} and ${channels}
-     order by d.id desc limit 1
-   ) last
-   having ${only}`;
+      ? `(select d.state from deliveries d
+          where d.channel_id = ${CHANNEL} and d.state in ('delivered', 'failed')
+            and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)
+          order by d.id desc limit 1)`
+      : `(select l.state from last_deliveries l where l.workspace_id = a.workspace_id)`;
+  return `select case when state = 'failed' then 1 else 0 end::float8 as value,
+     coalesce(state = 'failed', false) as firing
+   from (select ${last} as state where ${only}) last`;
 }
+
+/**
+ * The state of each workspace's latest ended delivery, for the workspaces with a workspace-wide
+ * `delivery_failed` rule: a common table expression of the evaluating statement.
+ */
+export const LAST_DELIVERIES = `last_deliveries as materialized (
+  select ws.workspace_id, (
+    select d.state from channels c
+    cross join lateral (
+      select d.id, d.state from deliveries d
+      where d.channel_id = c.id and d.state in ('delivered', 'failed')
+      order by d.id desc limit 1
+    ) d
+    where c.workspace_id = ws.workspace_id and c.deleted_at is null
+    order by d.id desc limit 1
+  ) as state
+  from (
+    select distinct workspace_id from alerts
+    where enabled and condition->>'type' = 'delivery_failed' and condition->>'channel_id' is null
+  ) ws
+)`;
 
 /** Seconds since the oldest `pending` event of the workspace arrived (0 when none waits). */
 const QUEUE_AGE = arm(
