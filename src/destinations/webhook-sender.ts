@@ -1,4 +1,4 @@
-import { messageHeaders } from '../deliveries/delivery-message.js';
+import { messageHeaders } from '../outbound/standard-webhooks.js';
 import type { DestinationSender } from './destination-sender.js';
 import { onePart, postOnce, readStatus } from './platform-answers.js';
 
