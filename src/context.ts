@@ -18,6 +18,7 @@ import type { Config } from './platform/config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
+import { DestinationsService } from './destinations/destinations-service.js';
 import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
 import { DeliveriesService } from './deliveries/deliveries-service.js';
 import type { DeliveryWorker } from './deliveries/delivery-worker.js';
@@ -70,6 +71,7 @@ export class AppContext {
   readonly metrics = new Metrics();
   readonly workspaces: WorkspacesService;
   readonly channels: ChannelsService;
+  readonly destinations: DestinationsService;
   readonly ingest: IngestService;
   /** Stored events read by id (reply delivery's messages carry them). */
   readonly eventsStore: EventsStore;
@@ -136,7 +138,9 @@ export class AppContext {
     private readonly ownsDatabase: boolean,
   ) {
     this.workspaces = new WorkspacesService(db);
+    this.destinations = new DestinationsService(db, secrets, config.delivery.allowPrivate);
     this.channels = new ChannelsService(db, secrets, {
+      destinations: this.destinations,
       publicBaseUrl: config.publicBaseUrl,
       allowPrivateReplyUrls: config.delivery.allowPrivate,
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.

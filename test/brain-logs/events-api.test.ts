@@ -92,6 +92,7 @@ describe('GET /api/v1/events/{id}', () => {
       input_truncated: false,
       redactions: null,
       history: [],
+      deliveries: [],
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();
