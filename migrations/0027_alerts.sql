@@ -10,8 +10,10 @@ create table alerts (
   name text not null check (length(name) between 1 and 200),
   -- {"type": "failure_rate" | "rejections" | "delivery_failed" | "queue_age" | "budget", ...}
   condition jsonb not null,
-  -- one destination: where the alert says it started and cleared
+  -- one destination: where the alert says it started and cleared; its secret (a bot token, a
+  -- webhook URL with credentials) apart, sealed
   notify jsonb not null,
+  notify_secret text,
   enabled boolean not null default true,
   state text not null default 'ok' check (state in ('ok', 'firing')),
   -- since the last change of state, and the value measured then; null before the first change

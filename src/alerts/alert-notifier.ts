@@ -1,58 +1,59 @@
-import type { Logger } from '../platform/logger.js';
-import { messageHeaders } from '../deliveries/delivery-message.js';
-import { OutboundError, type OutboundClient } from '../outbound/outbound-client.js';
+import type { SendOutcome, SenderDeps } from '../destinations/destination-sender.js';
+import { sendToDestination } from '../destinations/send-to-destination.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { parsePayload, renderTemplate } from '../template/index.js';
+import { DEFAULT_ALERT_MESSAGE, sendingSettings } from './alert-notify.js';
 import { toAlertJson } from './alert-object.js';
 import { MESSAGE_TYPES } from './alert-states.js';
-import type { AlertRow } from './alerts-repo.js';
+import type { AlertToNotify } from './alerts-repo.js';
 import type { ClaimedNotification } from './notification-queue.js';
 
-/** What became of one attempt: sent, worth another later, or failed for good. */
-export type NotifyOutcome = { sent: true } | { sent: false; error: string; retryable: boolean };
-
 export interface NotifierDeps {
-  client: OutboundClient;
+  /** The destination senders' HTTP clients and platform URLs. */
+  senders: SenderDeps;
+  /** Opens the notify secrets. */
+  secrets: SecretBox;
   /** The workspace's alert secret (`whsec_...`), made on first use. */
   alertSecret: (workspaceId: string) => Promise<string>;
-  log: Logger;
 }
 
 /**
- * Sends one change of an alert through its `notify` destination. Kept to one function so each
- * destination kind plugs in here.
+ * Sends one change of an alert to its `notify` destination through that kind's sender, once
+ * (the notification queue retries). Chat kinds get the notify's `message` rendered with
+ * `{alert, state, value, workspace}`; a `webhook` gets the Standard Webhooks message `{type,
+ * timestamp, data: {alert, value}}` signed with the workspace's alert secret. The message id is
+ * the change's, the same on every attempt.
  */
 export async function notify(
   deps: NotifierDeps,
-  alert: AlertRow,
+  alert: AlertToNotify,
   change: ClaimedNotification,
-): Promise<NotifyOutcome> {
-  switch (alert.notify.kind) {
-    case 'webhook':
-      return sendWebhook(deps, alert, change);
-  }
-}
-
-/**
- * A Standard Webhooks message `{type, timestamp, data: {alert, value}}`, signed with the
- * workspace's alert secret; its webhook-id is the change's, the same on every attempt.
- */
-async function sendWebhook(
-  deps: NotifierDeps,
-  alert: AlertRow,
-  change: ClaimedNotification,
-): Promise<NotifyOutcome> {
-  const body = JSON.stringify({
-    type: MESSAGE_TYPES[change.state],
-    timestamp: change.changed_at.toISOString(),
-    data: { alert: toAlertJson(alert), value: change.value },
-  });
-  const secret = await deps.alertSecret(alert.workspace_id);
-  const headers = messageHeaders(`msg_alert_${change.id}`, body, [secret], new Date());
-  try {
-    const res = await deps.client.post(alert.notify.url, body, headers);
-    if (res.status >= 200 && res.status < 300) return { sent: true };
-    return { sent: false, error: `The receiver answered ${res.status}.`, retryable: true };
-  } catch (error) {
-    if (!(error instanceof OutboundError)) throw error;
-    return { sent: false, error: error.message, retryable: error.retryable };
-  }
+): Promise<SendOutcome> {
+  const shown = { ...toAlertJson(alert), state: change.state, last_value: change.value };
+  const view = parsePayload(
+    JSON.stringify({
+      alert: shown,
+      state: change.state,
+      value: change.value,
+      workspace: { id: alert.workspace_id, name: alert.workspace_name },
+    }),
+  );
+  const webhook = alert.notify.kind === 'webhook';
+  return sendToDestination(
+    deps.senders,
+    sendingSettings(alert.notify, deps.secrets.open(alert.notify_secret)),
+    {
+      id: `msg_alert_${change.id}`,
+      text: renderTemplate(alert.notify.message ?? DEFAULT_ALERT_MESSAGE, view),
+      webhookBody: webhook
+        ? JSON.stringify({
+            type: MESSAGE_TYPES[change.state],
+            timestamp: change.changed_at.toISOString(),
+            data: { alert: shown, value: change.value },
+          })
+        : undefined,
+      signingSecrets: webhook ? [await deps.alertSecret(alert.workspace_id)] : undefined,
+    },
+    { payload: view },
+  );
 }

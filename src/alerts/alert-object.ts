@@ -1,10 +1,11 @@
+import { shownNotify } from './alert-notify.js';
 import type { AlertChangeRow, AlertRow } from './alerts-repo.js';
 
 export interface AlertJson {
   id: string;
   name: string;
   condition: AlertRow['condition'];
-  notify: AlertRow['notify'];
+  notify: Record<string, unknown>;
   enabled: boolean;
   state: AlertRow['state'];
   since: string | null;
@@ -17,7 +18,7 @@ export function toAlertJson(row: AlertRow): AlertJson {
     id: row.id,
     name: row.name,
     condition: row.condition,
-    notify: row.notify,
+    notify: shownNotify(row.notify, row.notify_secret_set),
     enabled: row.enabled,
     state: row.state,
     since: row.since ? row.since.toISOString() : null,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { destinationSchema, type DestinationInput } from '../destinations/destination-schemas.js';
 import { ROW_ID } from '../platform/secrets.js';
 
 const channelId = z
@@ -39,33 +40,13 @@ export const conditionSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('budget'), percent: z.number().gt(0).max(1000) }),
 ]);
 
-/** The destination kinds an alert can notify through. */
-export const NOTIFY_KINDS = ['webhook'] as const;
-
 /**
- * Where an alert says it started firing and cleared: one destination. `message` is a template
- * over `{alert, state, value, workspace}` for the chat kinds; a `webhook` sends the Standard
- * Webhooks message instead.
+ * Where an alert says it started firing and cleared: one destination, as a channel's
+ * destinations take it. Its `message` is a template over `{alert, state, value, workspace}`; a
+ * `webhook` sends the Standard Webhooks message signed with the workspace's alert secret
+ * instead. `when` and `enabled` are a channel's and do not apply here.
  */
-export const notifySchema = z
-  .looseObject({ kind: z.string() })
-  .superRefine((notify, ctx) => {
-    if (!(NOTIFY_KINDS as readonly string[]).includes(notify.kind))
-      ctx.addIssue({
-        code: 'custom',
-        path: ['kind'],
-        message: `must be one of: ${NOTIFY_KINDS.join(', ')} (other destination kinds are not available for alerts yet)`,
-      });
-  })
-  .pipe(
-    z.strictObject({
-      kind: z.enum(NOTIFY_KINDS),
-      url: z
-        .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
-        .max(2000, 'must be at most 2000 characters long'),
-      message: z.string().max(10_000).optional(),
-    }),
-  );
+export const notifySchema = destinationSchema;
 
 export const createAlertSchema = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(200),
@@ -82,6 +63,6 @@ export function alertId(raw: unknown): string {
 }
 
 export type AlertCondition = z.infer<typeof conditionSchema>;
-export type AlertNotify = z.infer<typeof notifySchema>;
+export type AlertNotify = DestinationInput;
 export type CreateAlert = z.infer<typeof createAlertSchema>;
 export type UpdateAlert = z.infer<typeof updateAlertSchema>;

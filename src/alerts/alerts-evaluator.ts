@@ -2,10 +2,17 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { evaluateAlerts } from './alert-evaluate.js';
 import { notify, type NotifierDeps } from './alert-notifier.js';
-import { alertsByIds } from './alerts-repo.js';
-import { claimNotifications, markAttemptFailed, markSent } from './notification-queue.js';
+import type { SendOutcome } from '../destinations/destination-sender.js';
+import { alertsByIds, type AlertToNotify } from './alerts-repo.js';
+import {
+  claimNotifications,
+  markAttemptFailed,
+  markSent,
+  type ClaimedNotification,
+} from './notification-queue.js';
 
 export interface AlertsEvaluatorOptions extends NotifierDeps {
+  senders: NotifierDeps['senders'] & { close(): void };
   db: Database;
   log: Logger;
   /** Time between evaluations (ALERT_INTERVAL_S). */
@@ -69,23 +76,21 @@ export class AlertsEvaluator {
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    this.options.client.close();
+    this.options.senders.close();
   }
 
-  private async send(
-    alert: Parameters<typeof notify>[1],
-    change: Parameters<typeof notify>[2],
-  ): Promise<boolean> {
+  private async send(alert: AlertToNotify, change: ClaimedNotification): Promise<boolean> {
     const { db, log } = this.options;
-    const outcome = await notify(this.options, alert, change);
-    if (outcome.sent) {
+    const sent = await notify(this.options, alert, change);
+    if (sent.outcome === 'delivered') {
       await markSent(db, change.id);
       log.info({ alertId: alert.id, state: change.state }, 'alert notification sent');
       return true;
     }
-    const final = !outcome.retryable || change.attempts >= MAX_ATTEMPTS;
-    const retryMs = RETRY_BASE_MS * 2 ** (change.attempts - 1);
-    await markAttemptFailed(db, change.id, outcome.error, retryMs, final);
+    const final = sent.outcome === 'fail' || change.attempts >= MAX_ATTEMPTS;
+    const backoffMs = RETRY_BASE_MS * 2 ** (change.attempts - 1);
+    const retryMs = sent.outcome === 'retry' ? Math.max(backoffMs, sent.retryAfterMs) : 0;
+    await markAttemptFailed(db, change.id, describe(sent), retryMs, final);
     log.warn(
       { alertId: alert.id, state: change.state, attempts: change.attempts, final },
       'alert notification not sent',
@@ -113,4 +118,9 @@ export class AlertsEvaluator {
       );
     }
   }
+}
+
+/** A failed attempt in words, for the Alerts page: the platform's error and its HTTP status. */
+function describe(sent: Exclude<SendOutcome, { outcome: 'delivered' }>): string {
+  return sent.status === null ? sent.error : `${sent.error} (HTTP ${sent.status})`;
 }

@@ -1,14 +1,17 @@
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import type { AlertState, NotificationState } from './alert-states.js';
-import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
+import type { StoredNotify } from './alert-notify.js';
+import type { AlertCondition } from './alert-schemas.js';
 
 export interface AlertRow {
   id: string;
   workspace_id: string;
   name: string;
   condition: AlertCondition;
-  notify: AlertNotify;
+  notify: StoredNotify;
+  /** Whether the notify's secret is stored; the secret itself is read only for sending. */
+  notify_secret_set: boolean;
   enabled: boolean;
   state: AlertState;
   since: Date | null;
@@ -27,11 +30,29 @@ export interface AlertChangeRow {
   sent_at: Date | null;
 }
 
-const COLUMNS = `id::text, workspace_id::text, name, condition, notify, enabled, state, since, last_value`;
+/** The columns of an alert row, of the table named `a` in the statement. */
+const COLUMNS = `a.id::text, a.workspace_id::text, a.name, a.condition, a.notify,
+  a.notify_secret is not null as notify_secret_set, a.enabled, a.state, a.since, a.last_value`;
+
+/** An alert as its notification is sent: its notify's secret (sealed) and its workspace's name. */
+export interface AlertToNotify extends AlertRow {
+  notify_secret: string | null;
+  workspace_name: string;
+}
+
+/** What an insert or update writes: the notify as stored, its secret sealed. */
+export interface AlertWrite {
+  name?: string;
+  condition?: AlertCondition;
+  notify?: StoredNotify;
+  /** Sealed; with `notify`, null clears it and undefined keeps the stored one. */
+  notifySecret?: string | null;
+  enabled?: boolean;
+}
 
 export async function listAlerts(db: Queryable, workspaceId: string): Promise<AlertRow[]> {
   const { rows } = await db.query<AlertRow>(
-    `select ${COLUMNS} from alerts where workspace_id = $1 order by id`,
+    `select ${COLUMNS} from alerts a where a.workspace_id = $1 order by a.id`,
     [workspaceId],
   );
   return rows;
@@ -43,16 +64,21 @@ export async function findAlert(
   id: string,
 ): Promise<AlertRow | undefined> {
   const { rows } = await db.query<AlertRow>(
-    `select ${COLUMNS} from alerts where workspace_id = $1 and id = $2`,
+    `select ${COLUMNS} from alerts a where a.workspace_id = $1 and a.id = $2`,
     [workspaceId, id],
   );
   return rows[0];
 }
 
 /** The alerts of these ids, whatever their workspace (the notifications being sent). */
-export async function alertsByIds(db: Queryable, ids: string[]): Promise<Map<string, AlertRow>> {
-  const { rows } = await db.query<AlertRow>(
-    `select ${COLUMNS} from alerts where id = any($1::bigint[])`,
+export async function alertsByIds(
+  db: Queryable,
+  ids: string[],
+): Promise<Map<string, AlertToNotify>> {
+  const { rows } = await db.query<AlertToNotify>(
+    `select ${COLUMNS}, a.notify_secret, w.name as workspace_name
+     from alerts a join workspaces w on w.id = a.workspace_id
+     where a.id = any($1::bigint[])`,
     [ids],
   );
   return new Map(rows.map((row) => [row.id, row]));
@@ -61,16 +87,17 @@ export async function alertsByIds(db: Queryable, ids: string[]): Promise<Map<str
 export async function insertAlert(
   db: Queryable,
   workspaceId: string,
-  input: CreateAlert,
+  input: Required<Pick<AlertWrite, 'name' | 'condition' | 'notify'>> & AlertWrite,
 ): Promise<AlertRow> {
   const { rows } = await db.query<AlertRow>(
-    `insert into alerts (workspace_id, name, condition, notify, enabled)
-     values ($1, $2, $3, $4, $5) returning ${COLUMNS}`,
+    `insert into alerts as a (workspace_id, name, condition, notify, notify_secret, enabled)
+     values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
     [
       workspaceId,
       input.name,
       JSON.stringify(input.condition),
       JSON.stringify(input.notify),
+      input.notifySecret ?? null,
       input.enabled ?? true,
     ],
   );
@@ -85,14 +112,15 @@ export async function updateAlert(
   db: Queryable,
   workspaceId: string,
   id: string,
-  changes: UpdateAlert,
+  changes: AlertWrite,
 ): Promise<AlertRow | undefined> {
   const condition = changes.condition ? JSON.stringify(changes.condition) : null;
   const { rows } = await db.query<AlertRow>(
-    `update alerts set
+    `update alerts a set
        name = coalesce($3, name),
        condition = coalesce($4::jsonb, condition),
        notify = coalesce($5::jsonb, notify),
+       notify_secret = case when $7 then $8 else notify_secret end,
        enabled = coalesce($6, enabled),
        state = case when $4::jsonb is null then state else 'ok' end,
        since = case when $4::jsonb is null then since end,
@@ -107,6 +135,8 @@ export async function updateAlert(
       condition,
       changes.notify ? JSON.stringify(changes.notify) : null,
       changes.enabled ?? null,
+      changes.notifySecret !== undefined,
+      changes.notifySecret ?? null,
     ],
   );
   return rows[0];

@@ -6,6 +6,7 @@ import { AppError, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
+import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
 import * as repo from './alerts-repo.js';
 
@@ -50,14 +51,19 @@ export class AlertsService {
 
   async create(workspaceId: string, input: CreateAlert): Promise<AlertJson> {
     await this.requireChannel(workspaceId, input.condition);
-    await this.requireReachable(input.notify);
-    return toAlertJson(await repo.insertAlert(this.db, workspaceId, input));
+    const notify = await this.notifyWrite(input.notify, undefined);
+    return toAlertJson(await repo.insertAlert(this.db, workspaceId, { ...input, ...notify }));
   }
 
   async update(workspaceId: string, id: string, changes: UpdateAlert): Promise<AlertJson> {
+    const before = await repo.findAlert(this.db, workspaceId, id);
+    if (!before) throw notFound('This alert');
     if (changes.condition) await this.requireChannel(workspaceId, changes.condition);
-    if (changes.notify) await this.requireReachable(changes.notify);
-    const row = await repo.updateAlert(this.db, workspaceId, id, changes);
+    const { notify: given, ...rest } = changes;
+    const notify = given
+      ? await this.notifyWrite(given, before.notify_secret_set ? before.notify : undefined)
+      : {};
+    const row = await repo.updateAlert(this.db, workspaceId, id, { ...rest, ...notify });
     if (!row) throw notFound('This alert');
     return toAlertJson(row);
   }
@@ -96,16 +102,33 @@ export class AlertsService {
   }
 
   /**
-   * A notify URL must not lead to this host or its private network (SSRF) unless
+   * The notify to store and its secret, sealed. One sent without its secret keeps the stored
+   * one when it stays the same kind posting the same way (`withSecret`); else it must bring it.
+   * A URL that leads to this host or its private network (SSRF) is refused unless
    * DELIVERY_ALLOW_PRIVATE is set; checked here, when it is saved, and again at every connection.
    */
-  private async requireReachable(notify: AlertNotify): Promise<void> {
-    const refused = await whyUnreachable(new URL(notify.url), this.allowPrivateUrls);
-    if (refused)
-      throw invalid(
-        'notify.url',
-        `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`,
-      );
+  private async notifyWrite(
+    notify: AlertNotify,
+    withSecret: StoredNotify | undefined,
+  ): Promise<{ notify: StoredNotify; notifySecret?: string | null }> {
+    const { stored, secret } = toStoredNotify(notify);
+    for (const [field, url] of [
+      ['url', stored.url],
+      ['webhook_url', 'webhook_url' in notify ? notify.webhook_url : undefined],
+    ] as const) {
+      if (!url) continue;
+      const refused = await whyUnreachable(new URL(url), this.allowPrivateUrls);
+      if (refused)
+        throw invalid(
+          `notify.${field}`,
+          `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`,
+        );
+    }
+    if (secret !== undefined) return { notify: stored, notifySecret: this.secrets.seal(secret) };
+    if (keepsSecret(stored, withSecret)) return { notify: stored };
+    const needed = missingSecret(stored);
+    if (needed) throw invalid(`notify.${needed}`, `is needed for a ${stored.kind} notify`);
+    return { notify: stored, notifySecret: null };
   }
 }
 

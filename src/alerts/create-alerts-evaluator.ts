@@ -1,7 +1,8 @@
 import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
-import { OutboundClient } from '../outbound/outbound-client.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
+import type { SecretBox } from '../secrets/secret-box.js';
 import { AlertsEvaluator, type AlertsEvaluatorOptions } from './alerts-evaluator.js';
 import type { AlertsService } from './alerts-service.js';
 
@@ -9,21 +10,20 @@ import type { AlertsService } from './alerts-service.js';
 const LEASE_MARGIN_MS = 5_000;
 
 /**
- * The alerts' evaluator as configured. Notifications go out as reply deliveries do: the same
- * timeout and the same address policy (DELIVERY_ALLOW_PRIVATE) for URLs admins typed in.
+ * The alerts' evaluator as configured. Notifications go out through the destinations' senders,
+ * as channel destinations do: the same timeout, and the same address policy
+ * (DELIVERY_ALLOW_PRIVATE) for URLs admins typed in.
  */
 export function createAlertsEvaluator(
-  ctx: { config: Config; db: Database; log: Logger; alerts: AlertsService },
+  ctx: { config: Config; db: Database; log: Logger; alerts: AlertsService; secrets: SecretBox },
   overrides: Partial<AlertsEvaluatorOptions> = {},
 ): AlertsEvaluator {
   const { config } = ctx;
   return new AlertsEvaluator({
     db: ctx.db,
     log: ctx.log,
-    client: new OutboundClient({
-      timeoutMs: config.delivery.timeoutMs,
-      allowPrivate: config.delivery.allowPrivate,
-    }),
+    senders: createSenderDeps(config.delivery),
+    secrets: ctx.secrets,
     alertSecret: ctx.alerts.alertSecret,
     intervalMs: config.alertIntervalMs,
     leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,

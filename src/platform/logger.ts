@@ -16,6 +16,7 @@ export const REDACTED_PATHS = [
   '*.previous_secret',
   '*.reply_previous_secret',
   '*.alert_secret',
+  '*.notify_secret',
   '*.apiKey',
   '*.api_key',
   '*.token',

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { DEFAULT_ALERT_MESSAGE } from '../../src/alerts/alert-notify.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { ReplyReceiver } from '../support/reply-receiver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
@@ -24,6 +25,8 @@ beforeEach(async () => {
 });
 
 const NOTIFY = { kind: 'webhook', url: 'https://alerts.example.com/hookprompt' };
+/** A notify as the API shows it: with the message chat destinations get. */
+const SHOWN_NOTIFY = { ...NOTIFY, message: DEFAULT_ALERT_MESSAGE };
 const FAILURES = {
   type: 'failure_rate',
   channel_id: '',
@@ -51,7 +54,7 @@ describe('the alerts API', () => {
       id: expect.any(String),
       name: 'Orders failing',
       condition,
-      notify: NOTIFY,
+      notify: SHOWN_NOTIFY,
       enabled: true,
       state: 'ok',
       since: null,
@@ -69,7 +72,7 @@ describe('the alerts API', () => {
       name: 'Orders failing',
       enabled: false,
       condition: { type: 'queue_age', seconds: 120 },
-      notify: NOTIFY,
+      notify: SHOWN_NOTIFY,
     });
 
     await driver.api('delete', `/alerts/${id}`).expect(204);
@@ -124,16 +127,57 @@ describe('the alerts API', () => {
     ).toEqual(['notify.url']);
   });
 
-  it('refuses notify kinds other than webhook with a clear 400', async () => {
-    const res = await create({
-      name: 'x',
+  it('takes any destination kind as notify, its secret sealed and shown only as set', async () => {
+    const hook = 'https://hooks.slack.com/services/T0/B0/secret-part-0123';
+    const created = await create({
+      name: 'To Slack',
       condition: { type: 'budget', percent: 80 },
-      notify: { kind: 'slack', webhook_url: 'https://hooks.slack.com/services/T/B/X' },
+      notify: { kind: 'slack', webhook_url: hook, message: '{{alert.name}} is {{state}}' },
     });
-    expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([
-      { path: 'notify.kind', message: expect.stringMatching(/must be one of: webhook/) },
+    expect(created.status).toBe(201);
+    expect(created.body.notify).toEqual({
+      kind: 'slack',
+      url_set: true,
+      channel: null,
+      thread_ts: null,
+      message: '{{alert.name}} is {{state}}',
+    });
+    expect(created.text).not.toContain('secret-part');
+    const { rows } = await app.ctx.db.query<{ notify: unknown; notify_secret: string }>(
+      'select notify, notify_secret from alerts where id = $1',
+      [created.body.id],
+    );
+    expect(JSON.stringify(rows[0]?.notify)).not.toContain('secret-part');
+    expect(rows[0]?.notify_secret).toMatch(/^enc:v1:/);
+
+    // Sent back without its secret, the same kind keeps it; another kind must bring its own.
+    const id = created.body.id as string;
+    const kept = await driver
+      .api('patch', `/alerts/${id}`)
+      .send({ notify: { kind: 'slack', message: 'Changed' } })
+      .expect(200);
+    expect(kept.body.notify).toMatchObject({ url_set: true, message: 'Changed' });
+    const telegram = await driver
+      .api('patch', `/alerts/${id}`)
+      .send({ notify: { kind: 'telegram', chat_id: '42' } });
+    expect(telegram.status).toBe(400);
+    expect(telegram.body.errors).toEqual([
+      { path: 'notify.bot_token', message: 'is needed for a telegram notify' },
     ]);
+    expect(
+      await refusedPaths({
+        name: 'x',
+        condition: { type: 'budget', percent: 80 },
+        notify: { kind: 'teams' },
+      }),
+    ).toEqual(['notify.webhook_url']);
+    expect(
+      await refusedPaths({
+        name: 'x',
+        condition: { type: 'budget', percent: 80 },
+        notify: { kind: 'pager' },
+      }),
+    ).toEqual(['notify.kind']);
   });
 
   it('refuses a notify URL on this host unless DELIVERY_ALLOW_PRIVATE is set', async () => {
