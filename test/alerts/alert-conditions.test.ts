@@ -77,6 +77,8 @@ function notifications() {
   }));
 }
 
+const scrape = async () => (await fetch(`${app.baseUrl}/metrics`)).text();
+
 async function receive(channel: ChannelJson, count: number) {
   for (let i = 0; i < count; i++)
     expect((await driver.sendEvent(channel.webhook_url, { order: { id: i } })).status).toBe(200);
@@ -196,10 +198,12 @@ describe('alert conditions', () => {
     await createWorker(app.ctx).runOnce();
     expect(await evaluate()).toEqual({ changed: 1, sent: 1 });
     expect(await alertNow(alert.id)).toMatchObject({ state: 'firing', last_value: 50 });
+    expect(await scrape()).toMatch(/^hookprompt_alerts_firing 1$/m);
 
     await driver.setWorkspace({ monthly_budget_usd: 20 }).expect(200);
     expect(await evaluate()).toEqual({ changed: 1, sent: 1 });
     expect(await alertNow(alert.id)).toMatchObject({ state: 'ok', last_value: 10 });
+    expect(await scrape()).toMatch(/^hookprompt_alerts_firing 0$/m);
     expect(notifications()).toEqual([
       { type: 'alert.firing', value: 50, state: 'firing' },
       { type: 'alert.resolved', value: 10, state: 'ok' },
