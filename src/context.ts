@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import { createAlertsEvaluator } from './alerts/create-alerts-evaluator.js';
+import type { AlertsEvaluator } from './alerts/alerts-evaluator.js';
+import { AlertsService } from './alerts/alerts-service.js';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
@@ -15,6 +18,7 @@ import type { Config } from './platform/config.js';
 import type { Database } from './db/database.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open-database.js';
+import { DestinationsService } from './destinations/destinations-service.js';
 import { createDeliveryWorker } from './deliveries/create-delivery-worker.js';
 import { DeliveriesService } from './deliveries/deliveries-service.js';
 import type { DeliveryWorker } from './deliveries/delivery-worker.js';
@@ -71,6 +75,7 @@ export class AppContext {
   readonly metrics = new Metrics();
   readonly workspaces: WorkspacesService;
   readonly channels: ChannelsService;
+  readonly destinations: DestinationsService;
   readonly ingest: IngestService;
   /** Stored events read by id (reply delivery's messages carry them). */
   readonly eventsStore: EventsStore;
@@ -120,6 +125,10 @@ export class AppContext {
   readonly trials: TrialsService;
   /** Asks trials' candidates with a quarter of the worker's slots; absent in a `ROLE=web` process. */
   readonly trialWorker: TrialWorker | undefined;
+  /** Alert rules, their history, and the workspaces' alert secrets. */
+  readonly alerts: AlertsService;
+  /** Checks the alerts and sends their notifications; absent in a `ROLE=web` process. */
+  readonly alertsEvaluator: AlertsEvaluator | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
   readonly retention: EventsRetention | undefined;
   private defaultWorkspace: string | undefined;
@@ -137,7 +146,9 @@ export class AppContext {
     private readonly ownsDatabase: boolean,
   ) {
     this.workspaces = new WorkspacesService(db);
+    this.destinations = new DestinationsService(db, secrets, config.delivery.allowPrivate);
     this.channels = new ChannelsService(db, secrets, {
+      destinations: this.destinations,
       publicBaseUrl: config.publicBaseUrl,
       allowPrivateReplyUrls: config.delivery.allowPrivate,
       // This process's receiver sees its own changes at once; others hear of them by NOTIFY.
@@ -185,6 +196,12 @@ export class AppContext {
       adminApiKey: config.adminApiKey,
       defaultWorkspaceId: () => this.defaultWorkspaceId,
     });
+    this.alerts = new AlertsService(
+      db,
+      secrets,
+      this.metrics.registry,
+      config.delivery.allowPrivate,
+    );
     const background = config.role !== 'web';
     this.trials = new TrialsService(db, this.channels, {
       requireProviders: (tx, workspaceId, names) =>
@@ -194,6 +211,7 @@ export class AppContext {
     this.trialWorker = background ? createTrialWorker(this) : undefined;
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
+    this.alertsEvaluator = background ? createAlertsEvaluator(this) : undefined;
   }
 
   /** The workspace ADMIN_API_KEY manages and the first admin joins; known once started. */
@@ -234,6 +252,7 @@ export class AppContext {
       await this.trialWorker?.start();
       await this.deliveryWorker?.start();
       this.retention?.start();
+      this.alertsEvaluator?.start();
     }
     this.running = options;
   }
@@ -250,6 +269,7 @@ export class AppContext {
         step('reply delivery', async () => this.deliveryWorker?.stop()),
       ]);
       await step('event retention', async () => this.retention?.stop());
+      await step('alerts', async () => this.alertsEvaluator?.stop());
     }
     await step('held answers', () => this.waits.stop());
     await step('channel change listener', () => this.ingest.stop());

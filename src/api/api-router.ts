@@ -1,4 +1,6 @@
 import { Router } from 'express';
+import { alertsRoutes } from '../alerts/alerts-routes.js';
+import type { AlertsService } from '../alerts/alerts-service.js';
 import { adminsRoutes } from '../auth/admins-routes.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
@@ -45,6 +47,7 @@ export interface ApiServices {
   eventsReplay: EventsReplay;
   liveStreams: LiveStreams;
   invitations: InvitationsService;
+  alerts: AlertsService;
 }
 
 /**
@@ -76,6 +79,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(spendRoutes(services.spend));
   router.use(apiKeysRoutes(services.apiKeys));
   router.use(adminsRoutes(services.invitations));
+  router.use(alertsRoutes(services.alerts));
   router.use(() => {
     throw notFound('This API path');
   });

@@ -72,7 +72,8 @@ export async function insertChannel(
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
-             $11::text, coalesce($12::boolean, true), case when $11::text is not null then $13::text end,
+             $11::text, coalesce($12::boolean, true),
+             case when $11::text is not null or $16::boolean then $13::text end,
              $14, $15)
      returning ${COLUMNS}
      ), ${RECORD_VERSION_INSERTED}
@@ -93,6 +94,7 @@ export async function insertChannel(
       secrets.seal(channel.reply.secret),
       JSON.stringify(channel.ai),
       JSON.stringify(channel.acceptWhen),
+      channel.reply.signing ?? false,
     ],
   );
   return rows[0] as ChannelRow;
@@ -127,6 +129,8 @@ export interface ReplyChanges {
   enabled?: boolean;
   /** Becomes the signing secret if the channel gets a URL and has no secret yet. */
   secret: string;
+  /** A destination of kind `webhook` signs with the channel's secret: make one if missing. */
+  signing?: boolean;
 }
 
 export interface ChannelChanges {
@@ -177,8 +181,8 @@ export async function updateChannel(
        reply_enabled = coalesce($12::boolean, reply_enabled),
        -- the reason explains an automatic switch-off; an admin's own choice replaces it
        reply_disabled_reason = case when $12::boolean is null then reply_disabled_reason end,
-       reply_secret = case when $11::text is not null then coalesce(reply_secret, $13::text)
-         else reply_secret end,
+       reply_secret = case when $11::text is not null or $16::boolean
+         then coalesce(reply_secret, $13::text) else reply_secret end,
        ai = coalesce($14::jsonb, ai),
        accept_when = coalesce($15::jsonb, accept_when),
        -- a change of the template or of any AI member makes the next version; others do not
@@ -206,6 +210,7 @@ export async function updateChannel(
       secrets.seal(changes.reply.secret),
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
       changes.acceptWhen === undefined ? null : JSON.stringify(changes.acceptWhen),
+      changes.reply.signing ?? false,
     ],
   );
   return rows[0];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
 import { acceptWhenSchema } from '../conditions/condition-schemas.js';
+import { destinationsSchema } from '../destinations/destination-schemas.js';
 import { ROW_ID } from '../platform/secrets.js';
 import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
 
@@ -33,6 +34,8 @@ export const createChannelSchema = z.strictObject({
   reply_delivery: replyDelivery.optional(),
   ai: aiSettingsInputSchema.nullish(),
   accept_when: acceptWhenSchema.nullish(),
+  /** A PATCH with it replaces the list (see DestinationsService.replace). */
+  destinations: destinationsSchema.optional(),
 });
 
 /** A PATCH: the members of a create, each optional; members left out keep their value (an

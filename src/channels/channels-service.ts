@@ -11,6 +11,8 @@ import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import type { DestinationInput } from '../destinations/destination-schemas.js';
+import type { DestinationJson, DestinationsService } from '../destinations/destinations-service.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
@@ -48,6 +50,8 @@ export interface Channel {
   accept_when: Condition[];
   /** The current version of `template` and `ai` (1 at creation). */
   version: number;
+  /** Where replies go besides the reply URL: Slack, Telegram, Discord, Teams, webhooks. */
+  destinations: DestinationJson[];
   created_at: string;
   updated_at: string;
 }
@@ -71,6 +75,8 @@ export interface ChannelsOptions {
    * ones from being deleted until the transaction `db` ends.
    */
   requireProviders: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
+  /** The channels' `destinations`, checked and kept by their own room. */
+  destinations: DestinationsService;
 }
 
 /** Channel management for one workspace at a time; used by the API and the panel alike. */
@@ -86,7 +92,17 @@ export class ChannelsService {
     return `${this.options.publicBaseUrl}/hooks/${token}`;
   }
 
-  private toChannel(row: repo.ChannelRow): Channel {
+  /** The channels as the API shows them, each with its destinations. */
+  private async toChannels(rows: repo.ChannelRow[]): Promise<Channel[]> {
+    const destinations = await this.options.destinations.ofChannels(rows.map((row) => row.id));
+    return rows.map((row) => this.toChannel(row, destinations.get(row.id) ?? []));
+  }
+
+  private async withDestinations(row: repo.ChannelRow): Promise<Channel> {
+    return (await this.toChannels([row]))[0] as Channel;
+  }
+
+  private toChannel(row: repo.ChannelRow, destinations: DestinationJson[]): Channel {
     return {
       id: row.id,
       name: row.name,
@@ -104,6 +120,7 @@ export class ChannelsService {
       },
       accept_when: row.accept_when ?? [],
       version: row.version,
+      destinations,
       created_at: new Date(row.created_at).toISOString(),
       updated_at: new Date(row.updated_at).toISOString(),
     };
@@ -121,17 +138,22 @@ export class ChannelsService {
       token,
       tokenHash: hashWebhookToken(token),
       senders: senderChanges(NEW_CHANNEL_SENDERS, input),
-      reply: await this.replyChanges(input.reply_delivery),
+      reply: await this.replyChanges(input.reply_delivery, input.destinations),
       acceptWhen: input.accept_when ?? [],
     };
     const names = namedProviders(ai);
-    const row = names.every((name) => name === DEFAULT_PROVIDER)
-      ? await repo.insertChannel(this.db, this.secrets, channel)
-      : await this.db.transaction(async (tx) => {
-          await this.options.requireProviders(tx, workspaceId, names);
-          return repo.insertChannel(tx, this.secrets, channel);
-        });
-    return this.toChannel(row);
+    const destinations = input.destinations;
+    const row =
+      names.every((name) => name === DEFAULT_PROVIDER) && !destinations?.length
+        ? await repo.insertChannel(this.db, this.secrets, channel)
+        : await this.db.transaction(async (tx) => {
+            await this.options.requireProviders(tx, workspaceId, names);
+            const inserted = await repo.insertChannel(tx, this.secrets, channel);
+            if (destinations)
+              await this.options.destinations.replace(tx, inserted.id, destinations);
+            return inserted;
+          });
+    return this.withDestinations(row);
   }
 
   /** The names of the channels whose AI settings name `provider` (on `db`, e.g. a transaction). */
@@ -140,8 +162,7 @@ export class ChannelsService {
   }
 
   async list(workspaceId: string): Promise<Channel[]> {
-    const rows = await repo.listChannels(this.db, workspaceId);
-    return rows.map((row) => this.toChannel(row));
+    return this.toChannels(await repo.listChannels(this.db, workspaceId));
   }
 
   /** Each channel's activity today, by channel id, for the channel list. */
@@ -150,7 +171,7 @@ export class ChannelsService {
   }
 
   async get(workspaceId: string, id: string): Promise<Channel> {
-    return this.toChannel(orNotFound(await repo.findChannel(this.db, workspaceId, id)));
+    return this.withDestinations(orNotFound(await repo.findChannel(this.db, workspaceId, id)));
   }
 
   /**
@@ -159,9 +180,18 @@ export class ChannelsService {
    * different members do not undo each other.
    */
   async update(workspaceId: string, id: string, changes: UpdateChannel): Promise<Channel> {
-    const { verification, allowed_ips, dedup, reply_delivery, ai, accept_when, ...plain } = changes;
+    const {
+      verification,
+      allowed_ips,
+      dedup,
+      reply_delivery,
+      ai,
+      accept_when,
+      destinations,
+      ...plain
+    } = changes;
     const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
-    const reply = await this.replyChanges(reply_delivery);
+    const reply = await this.replyChanges(reply_delivery, destinations);
     const write = async (db: Queryable) => {
       let senders;
       if (verification || allowed_ips || dedup) {
@@ -177,24 +207,33 @@ export class ChannelsService {
         merged = mergeAiSettings(toAiSettings(current.ai), ai);
         await this.options.requireProviders(db, workspaceId, namedProviders(merged));
       }
-      return repo.updateChannel(db, this.secrets, workspaceId, id, {
+      const row = await repo.updateChannel(db, this.secrets, workspaceId, id, {
         ...plain,
         senders,
         reply,
         ai: merged,
         acceptWhen,
       });
+      if (row && destinations) await this.options.destinations.replace(db, row.id, destinations);
+      return row;
     };
-    const row = ai === undefined ? await write(this.db) : await this.db.transaction(write);
+    const row =
+      ai === undefined && destinations === undefined
+        ? await write(this.db)
+        : await this.db.transaction(write);
     if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
-    return this.toChannel(orNotFound(row));
+    return this.withDestinations(orNotFound(row));
   }
 
   /**
    * A reply URL must not lead to this host or its private network (SSRF) unless
    * DELIVERY_ALLOW_PRIVATE is set; checked here, when it is saved, and again at every connection.
    */
-  private async replyChanges(change: ReplyDeliveryChange | undefined): Promise<repo.ReplyChanges> {
+  private async replyChanges(
+    change: ReplyDeliveryChange | undefined,
+    destinations: readonly DestinationInput[] | undefined,
+  ): Promise<repo.ReplyChanges> {
+    if (destinations) await this.options.destinations.checkUrls(destinations);
     const url = change?.url;
     if (url) {
       const refused = await whyUnreachable(new URL(url), this.options.allowPrivateReplyUrls);
@@ -210,7 +249,8 @@ export class ChannelsService {
         );
       }
     }
-    return { url, enabled: change?.enabled, secret: newSigningSecret() };
+    const signing = destinations?.some((destination) => destination.kind === 'webhook');
+    return { url, enabled: change?.enabled, secret: newSigningSecret(), signing };
   }
 
   /** The channel's versions, newest first. */
@@ -254,7 +294,7 @@ export class ChannelsService {
       });
     });
     if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
-    return this.toChannel(orNotFound(row));
+    return this.withDestinations(orNotFound(row));
   }
 
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */
@@ -269,7 +309,7 @@ export class ChannelsService {
     );
     // The old URL stops working in this process now, not when its notification arrives.
     if (row) this.options.onChanged?.(row.previous_token_hash);
-    return this.toChannel(orNotFound(row));
+    return this.withDestinations(orNotFound(row));
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {

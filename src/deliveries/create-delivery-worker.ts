@@ -4,6 +4,8 @@ import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
+import type { DestinationsService } from '../destinations/destinations-service.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { shutdownBudget } from '../platform/shutdown.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
@@ -15,6 +17,7 @@ export interface DeliveryWorkerDeps {
   eventsStore: EventsStore;
   secrets: SecretBox;
   metrics: Metrics;
+  destinations: DestinationsService;
 }
 
 /** Room for the database writes around one send before another worker may take the message. */
@@ -34,6 +37,8 @@ export function createDeliveryWorker(
     db: ctx.db,
     events: ctx.eventsStore,
     secrets: ctx.secrets,
+    destinations: (ids) => ctx.destinations.forSending(ids),
+    senders: createSenderDeps(config.delivery, allowPrivate),
     client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
     log: ctx.log,
     metrics: ctx.metrics,

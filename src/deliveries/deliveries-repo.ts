@@ -31,7 +31,7 @@ export async function latestDeliveries(
   const { rows } = await db.query<DeliveryRow>(
     `select distinct on (deliveries.event_id) ${DELIVERY_COLUMNS}
      from deliveries join channels on channels.id = deliveries.channel_id
-     where deliveries.event_id = any($1::bigint[])
+     where deliveries.event_id = any($1::bigint[]) and deliveries.destination_id is null
      order by deliveries.event_id, deliveries.id desc`,
     [eventIds],
   );
@@ -47,10 +47,36 @@ export async function lastChannelDelivery(
     `select ${DELIVERY_COLUMNS}
      from deliveries join channels on channels.id = deliveries.channel_id
      where deliveries.channel_id = $1 and deliveries.attempts > 0
+       and deliveries.destination_id is null
      order by deliveries.id desc limit 1`,
     [channelId],
   );
   return rows[0];
+}
+
+/** The newest message of each event to each destination, with its destination's state. */
+export interface DestinationDeliveryRow extends DeliveryRow {
+  destination_id: string;
+  kind: string;
+}
+
+export async function destinationDeliveries(
+  db: Queryable,
+  eventIds: readonly string[],
+): Promise<DestinationDeliveryRow[]> {
+  if (eventIds.length === 0) return [];
+  const { rows } = await db.query<DestinationDeliveryRow>(
+    `select distinct on (deliveries.event_id, deliveries.destination_id)
+       deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.state,
+       deliveries.attempts, deliveries.last_status, deliveries.last_error,
+       deliveries.delivered_at, deliveries.created_at, deliveries.destination_id,
+       destinations.kind, destinations.enabled as channel_delivery_on
+     from deliveries join destinations on destinations.id = deliveries.destination_id
+     where deliveries.event_id = any($1::bigint[])
+     order by deliveries.event_id, deliveries.destination_id, deliveries.id desc`,
+    [eventIds],
+  );
+  return rows;
 }
 
 export interface AttemptRow {

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
-import type { EventDelivery } from '../events/event-object.js';
+import type { EventDeliveries, EventDelivery } from '../events/event-object.js';
 import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import * as repo from './deliveries-repo.js';
@@ -57,8 +57,8 @@ export class DeliveriesService {
     return secret;
   }
 
-  /** The latest delivery of each event that has one (the events' `delivery` field). */
-  readonly deliveriesOf = (eventIds: string[]): Promise<Map<string, EventDelivery>> =>
+  /** Each event's reply delivery and destination messages (the `delivery` and `deliveries` fields). */
+  readonly deliveriesOf = (eventIds: string[]): Promise<Map<string, EventDeliveries>> =>
     deliveriesOfEvents(this.db, eventIds);
 
   /** The channel's most recent attempted delivery: "the last delivery result" in its editor. */

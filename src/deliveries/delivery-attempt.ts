@@ -11,7 +11,7 @@ import { withDeliverySpan, type NoteOnSpan } from '../tracing/tracing.js';
 import { messageHeaders } from './delivery-message.js';
 import { deliveryGone } from './queue-gone.js';
 import type { Delivered } from './queue-delivered.js';
-import type { ClaimedDelivery } from './queue-claim.js';
+import type { ClaimedDelivery, ClaimedReply } from './queue-claim.js';
 import { releaseDelivery } from './queue-release.js';
 import { retryDelivery } from './queue-retry.js';
 
@@ -38,7 +38,7 @@ const COUNTED: ReadonlySet<AttemptOutcome> = new Set(['delivered', 'retried', 'f
 /** Sends one message once and records it (see `send`), counting the outcome in /metrics. */
 export async function attemptDelivery(
   deps: AttemptDeps,
-  delivery: ClaimedDelivery,
+  delivery: ClaimedReply,
   body: string,
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
@@ -58,7 +58,7 @@ export async function attemptDelivery(
  */
 async function send(
   deps: AttemptDeps,
-  delivery: ClaimedDelivery,
+  delivery: ClaimedReply,
   body: string,
   signal: AbortSignal,
   note: NoteOnSpan,

@@ -12,16 +12,25 @@ import { QueueLoop } from '../queue/queue-loop.js';
 import { attemptDelivery, type AttemptDeps } from './delivery-attempt.js';
 import { messageBody } from './delivery-message.js';
 import { deliveriesOfEvents } from './event-deliveries.js';
-import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
+import { claimDeliveries, isReply, type ClaimedDelivery } from './queue-claim.js';
+import { attemptDestination, type DestinationAttempt } from './destination-attempt.js';
+import { destinationMessage, messageSubject } from './destination-messages.js';
+import { skipMessages } from './queue-skip.js';
+import type { SenderDeps } from '../destinations/destination-sender.js';
+import type { DestinationToSend } from '../destinations/destinations-service.js';
 import { markDelivered, type Delivered } from './queue-delivered.js';
 import { fixMessages } from './queue-fix-messages.js';
 import { releaseDelivery } from './queue-release.js';
 
-/** A claimed message and the body it sends (undefined: its event is gone). */
+/**
+ * A claimed message and the body it sends (undefined: its event is gone, or the message was
+ * skipped); a message to a destination carries what its attempt needs.
+ */
 interface ReadyMessage {
   id: string;
   delivery: ClaimedDelivery;
   body: string | undefined;
+  destination?: DestinationAttempt;
 }
 
 /** The NOTIFY channel of migrations/0008: deliveries were created. */
@@ -34,6 +43,10 @@ export interface DeliveryWorkerOptions {
   client: OutboundClient;
   /** Opens the channels' reply secrets the messages are signed with. */
   secrets: SecretBox;
+  /** The destinations of messages, their secrets opened (the destinations room's service). */
+  destinations: (ids: string[]) => Promise<Map<string, DestinationToSend>>;
+  /** What messages to destinations are sent with. */
+  senders: SenderDeps & { close(): void };
   log: Logger;
   metrics: Metrics;
   /** Most messages in flight at once. */
@@ -51,7 +64,7 @@ export interface DeliveryWorkerOptions {
  */
 export class DeliveryWorker {
   readonly id: string;
-  private readonly deps: AttemptDeps;
+  private readonly deps: AttemptDeps & { senders: SenderDeps };
   private readonly loop: QueueLoop<ReadyMessage>;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
@@ -75,6 +88,7 @@ export class DeliveryWorker {
       workerId: this.id,
       retryScheduleMs: options.retryScheduleMs,
       recordDelivered: (item) => delivered.submit(item, Date.now() + options.leaseMs),
+      senders: options.senders,
     };
     // A claim's worth of messages (one per slot) waits ready beside the slots, and while a
     // backlog lasts a claim is made once half a claim's worth is wanted: one claim and one read
@@ -115,6 +129,7 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     await this.loop.stop();
     this.options.client.close();
+    this.options.senders.close();
   }
 
   private async claim(limit: number): Promise<ReadyMessage[]> {
@@ -125,16 +140,71 @@ export class DeliveryWorker {
       limit,
       this.options.leaseMs,
     );
-    const bodies = await this.bodiesOf(claimed);
+    const replies = claimed.filter(isReply);
+    const toDestinations = claimed.filter((delivery) => delivery.destination_id !== null);
+    const [bodies, attempts] = await Promise.all([
+      this.bodiesOf(replies),
+      this.destinationAttempts(toDestinations),
+    ]);
     return claimed.map((delivery) => ({
       id: delivery.id,
       delivery,
-      body: bodies.get(delivery.id),
+      body: bodies.get(delivery.id) ?? attempts.get(delivery.id)?.message,
+      destination: attempts.get(delivery.id),
     }));
+  }
+
+  /**
+   * Messages to destinations, ready to go: the message fixed before the first attempt (and
+   * stored, as reply delivery's body is), or the message skipped when the destination's `when`
+   * does not hold or its message renders empty. The event is read for every attempt: the
+   * destination's templated fields (`chat_id` ...) are rendered over its payload.
+   */
+  private async destinationAttempts(
+    claimed: ClaimedDelivery[],
+  ): Promise<Map<string, DestinationAttempt>> {
+    if (claimed.length === 0) return new Map();
+    const now = new Date();
+    const [events, destinations] = await Promise.all([
+      this.eventsOf(claimed.map((d) => d.event_id)),
+      this.options.destinations(claimed.map((d) => d.destination_id as string)),
+    ]);
+    const ready = new Map<string, DestinationAttempt>();
+    const fresh: { id: string; message: string }[] = [];
+    const skipped: { id: string; why: string }[] = [];
+    for (const delivery of claimed) {
+      const event = events.get(delivery.event_id);
+      const destination = destinations.get(delivery.destination_id as string);
+      if (!event || !destination) continue;
+      const subject = messageSubject(event, delivery.channel_name);
+      let message = delivery.message;
+      if (message === null) {
+        const made = destinationMessage(destination, subject, event, delivery.type, now);
+        if ('skipped' in made) {
+          skipped.push({ id: delivery.id, why: made.skipped });
+          continue;
+        }
+        fresh.push({ id: delivery.id, message: made.message });
+        message = made.message;
+      }
+      ready.set(delivery.id, { delivery, destination, message, payload: subject.payload });
+    }
+    const [fixed] = await Promise.all([
+      fixMessages(this.options.db, this.id, fresh),
+      skipMessages(this.options.db, this.id, skipped),
+    ]);
+    for (const [id, message] of fixed) {
+      const attempt = ready.get(id);
+      if (attempt) attempt.message = message;
+    }
+    // A message this worker could not fix is no longer its own (its lease ran out).
+    for (const { id } of fresh) if (!fixed.has(id)) ready.delete(id);
+    return ready;
   }
 
   /** The body each message sends: fixed before its first attempt and stored, reused afterwards. */
   private async bodiesOf(claimed: ClaimedDelivery[]): Promise<Map<string, string>> {
+    if (claimed.length === 0) return new Map();
     const now = new Date();
     const unsent = claimed.filter((delivery) => delivery.message === null);
     const events = await this.eventsOf(unsent.map((d) => d.event_id));
@@ -162,10 +232,14 @@ export class DeliveryWorker {
     return new Map(rows.map((row) => [row.id, toEventJson(row, deliveries.get(row.id))]));
   }
 
-  private async send({ delivery, body }: ReadyMessage, signal: AbortSignal): Promise<void> {
+  private async send(
+    { delivery, body, destination }: ReadyMessage,
+    signal: AbortSignal,
+  ): Promise<void> {
     if (body === undefined) return;
     try {
-      await attemptDelivery(this.deps, delivery, body, signal);
+      if (destination) await attemptDestination(this.deps, destination, signal);
+      else if (isReply(delivery)) await attemptDelivery(this.deps, delivery, body, signal);
     } catch (error) {
       this.options.log.error(
         { err: error, deliveryId: delivery.id },

@@ -12,13 +12,26 @@ export interface ClaimedDelivery {
   /** The body fixed before the first attempt; null until then. */
   message: string | null;
   attempts: number;
-  url: string;
-  secret: string;
+  /** The reply URL; null for a message to a destination. */
+  url: string | null;
+  /** The channel's signing secret (reply delivery and `webhook` destinations), opened. */
+  secret: string | null;
   /** The secret before the last rotation, while its overlap lasts. */
   previous_secret: string | null;
   /** The event's stored traceparent, which the attempt's span continues (src/tracing/). */
   event_traceparent: string | null;
+  /** The destination of the message; null for reply delivery. */
+  destination_id: string | null;
+  /** Parts of a long text the destination took in earlier attempts. */
+  parts: number;
+  channel_name: string;
 }
+
+/** A claimed message of reply delivery: its URL and secret are there (the claim checks them). */
+export type ClaimedReply = ClaimedDelivery & { url: string; secret: string };
+
+export const isReply = (delivery: ClaimedDelivery): delivery is ClaimedReply =>
+  delivery.destination_id === null && delivery.url !== null && delivery.secret !== null;
 
 /**
  * Reserves up to `limit` due deliveries for `workerId` until `leaseMs` from now, in one
@@ -32,7 +45,11 @@ export interface ClaimedDelivery {
  *   `locked_until`: one condition finds due messages and messages whose worker died mid-send,
  *   which go out again with the same webhook-id.
  * - Only channels whose delivery is on: messages of a channel that answered 410, was turned off
- *   or lost its URL stay pending ("held") and go out once it is on again.
+ *   or lost its URL stay pending ("held") and go out once it is on again; the same for a
+ *   destination turned off.
+ * - A message to a destination waits while an earlier message of its thread to the same
+ *   destination is unsent (pending, retrying or being sent): a thread's messages arrive in
+ *   event order (the events of a thread finish one after the other, so ids follow it).
  * - The URL and secrets are read here, so an attempt uses the channel's settings of now; the
  *   secrets are opened here too, once per claim.
  * - Prepared under a name, unlike the events queue's statements: its generic plan walks the queue
@@ -52,9 +69,20 @@ export async function claimDeliveries(
     `with next as (
        select deliveries.id from deliveries
        join channels on channels.id = deliveries.channel_id
+       left join destinations on destinations.id = deliveries.destination_id
        where deliveries.state in ('pending', 'sending') and deliveries.due_at <= now()
-         and channels.reply_enabled and channels.reply_url is not null
-         and channels.reply_secret is not null and channels.deleted_at is null
+         and channels.deleted_at is null
+         and case when deliveries.destination_id is null
+           then channels.reply_enabled and channels.reply_url is not null
+             and channels.reply_secret is not null
+           else destinations.enabled
+             and (destinations.kind <> 'webhook' or channels.reply_secret is not null)
+             and (deliveries.thread_key is null or not exists (
+               select 1 from deliveries earlier
+               where earlier.destination_id = deliveries.destination_id
+                 and earlier.thread_key = deliveries.thread_key
+                 and earlier.id < deliveries.id and earlier.state in ('pending', 'sending')))
+           end
        order by deliveries.due_at, deliveries.id
        limit $2
        for update of deliveries skip locked
@@ -71,7 +99,8 @@ export async function claimDeliveries(
        case when channels.reply_previous_until > now() then channels.reply_previous_secret end
          as previous_secret,
        (select traceparent from events where events.id = deliveries.event_id)
-         as event_traceparent`,
+         as event_traceparent,
+       deliveries.destination_id, deliveries.parts, channels.name as channel_name`,
     [workerId, limit, leaseMs],
     { name: 'claim-deliveries' },
   );

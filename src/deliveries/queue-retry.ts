@@ -10,6 +10,8 @@ export interface FailedAttempt {
   notBeforeMs: number;
   /** No further attempt can help (an address that may not be reached): fail now. */
   final: boolean;
+  /** Parts of a long text taken so far (a destination's message); undefined leaves them. */
+  parts?: number;
 }
 
 /**
@@ -39,6 +41,7 @@ export async function retryDelivery(
          ) * interval '1 millisecond',
          last_status = $3,
          last_error = $4,
+         parts = coalesce($9::integer, parts),
          locked_by = null,
          locked_until = null
        where id = $1 and locked_by = $2 and state = 'sending'
@@ -58,6 +61,7 @@ export async function retryDelivery(
       attempt.final,
       scheduleMs,
       Math.round(attempt.durationMs),
+      attempt.parts ?? null,
     ],
   );
   return rows[0]?.state;

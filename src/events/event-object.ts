@@ -26,6 +26,8 @@ export interface EventJson {
   duplicates: number;
   /** Where the reply delivery of the event stands; null when its channel had no reply URL. */
   delivery: EventDelivery | null;
+  /** Where the messages to the channel's destinations stand, one per destination. */
+  deliveries: DestinationDelivery[];
   /**
    * The provider (by name) and model of the call whose answer was kept (of the last call made
    * when none was); null before any call.
@@ -71,11 +73,28 @@ export interface EventDelivery {
   delivered_at: string | null;
 }
 
+/** An event's message to one destination as the API shows it (see src/destinations/). */
+export interface DestinationDelivery {
+  destination_id: string;
+  kind: string;
+  status: 'pending' | 'delivered' | 'failed' | 'skipped' | 'held';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+}
+
+/** An event's reply delivery (if its channel had a reply URL) and its destinations' messages. */
+export interface EventDeliveries {
+  delivery?: EventDelivery;
+  deliveries: DestinationDelivery[];
+}
+
 /**
- * An event as the API shows it. Its `delivery` is given by the caller that has it: reply delivery
- * reads events (its messages carry them), so events never read deliveries.
+ * An event as the API shows it. Its deliveries are given by the caller that has them: reply
+ * delivery reads events (its messages carry them), so events never read deliveries.
  */
-export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson {
+export function toEventJson(row: EventRow, found?: EventDeliveries): EventJson {
   return {
     id: row.id,
     channel_id: row.channel_id,
@@ -91,7 +110,8 @@ export function toEventJson(row: EventRow, delivery?: EventDelivery): EventJson 
     headers: row.headers ?? {},
     sender_ip: row.sender_ip,
     duplicates: row.duplicates,
-    delivery: delivery ?? null,
+    delivery: found?.delivery ?? null,
+    deliveries: found?.deliveries ?? [],
     provider: row.provider,
     model: row.model,
     usage: row.usage,

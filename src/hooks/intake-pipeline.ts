@@ -30,6 +30,7 @@ import { requestedWait } from './requested-wait.js';
 import { isSenderAllowed } from './verify/allowed-ips.js';
 import { verifyRequest } from './verify/schemes.js';
 import { SignatureFailure } from './verify/signature-checks.js';
+import { findSlackChallenge } from './verify/slack-handshake.js';
 
 /**
  * The receiver's checks, in the order senders rely on: the first that fails answers. A step
@@ -53,6 +54,7 @@ export const STEPS: readonly Step[] = [
   { name: 'media type', run: checkMediaType }, // 415
   { name: 'JSON', run: checkJson }, // 400 invalid_json
   { name: 'object', run: checkObject }, // 400 payload_not_object
+  { name: 'slack handshake', run: findSlackChallenge }, // 200 {challenge}, nothing stored
   { name: 'duplicate', run: findDedupKey }, // the key the statement finds duplicates by
   { name: 'accept_when', run: checkAcceptWhen }, // 200 filtered, honoured after the duplicate
 ];
@@ -97,6 +99,7 @@ async function runFrom(
     const refusal = checked instanceof Promise ? await checked : checked;
     if (refusal) return write(intake, parts, refusal);
   }
+  if (intake.challenge !== undefined) return { accepted: true, challenge: intake.challenge };
   return write(intake, parts);
 }
 

@@ -56,6 +56,8 @@ export type IngestOutcome =
   | { accepted: true; eventId: string; filtered: true }
   /** A duplicate: nothing was stored; the answer is the first event's, as it stands now. */
   | { accepted: true; eventId: string; duplicate: FirstEvent }
+  /** Slack's `url_verification` on a Slack-verified channel: answered, nothing stored. */
+  | { accepted: true; eventId?: undefined; challenge: string }
   /** `eventId` is that of the rejected event kept for Brain Logs (none when nothing was kept). */
   | { accepted: false; eventId?: string; error: AppError };
 
@@ -86,6 +88,8 @@ export class Intake {
   filteredBy: string | undefined = undefined;
   /** The trace of the request's `webhook receive` span, kept with the event (src/tracing/). */
   trace: EventTrace | undefined = undefined;
+  /** Slack's handshake challenge to echo, when the request is one (see slack-handshake.ts). */
+  challenge: string | undefined = undefined;
 
   constructor(
     /** The HTTP request; absent for the panel's test event (no method, limits, token or wait). */

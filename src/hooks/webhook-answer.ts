@@ -16,7 +16,10 @@ export function duplicateAnswer(first: FirstEvent | EventAnswer): WebhookAnswer 
  * Sends a `200` JSON answer with the headers Express's `res.json()` gives, on a plain response:
  * the receiver answers without Express.
  */
-export function sendAnswer(res: ServerResponse, answer: WebhookAnswer): void {
+export function sendAnswer(
+  res: ServerResponse,
+  answer: WebhookAnswer | { challenge: string },
+): void {
   const body = JSON.stringify(answer);
   res.statusCode = 200;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');

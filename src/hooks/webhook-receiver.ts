@@ -19,7 +19,7 @@ export interface ReceiverParts {
   answers: EventAnswers;
 }
 
-type Accepted = Extract<IngestOutcome, { accepted: true }>;
+type Accepted = Exclude<Extract<IngestOutcome, { accepted: true }>, { challenge: string }>;
 
 const EVENT_ID = Symbol('hookprompt.eventId');
 type WithEventId = ServerResponse & { [EVENT_ID]?: string };
@@ -61,6 +61,7 @@ export class WebhookReceiver {
       const outcome = await this.parts.ingest.receive(intake);
       (res as WithEventId)[EVENT_ID] = outcome.eventId;
       if (!outcome.accepted) throw outcome.error;
+      if ('challenge' in outcome) return sendAnswer(res, { challenge: outcome.challenge });
       const answer = await this.answer(outcome, intake.waitMs);
       if (intake.preferenceApplied) res.setHeader('Preference-Applied', intake.preferenceApplied);
       sendAnswer(res, answer);

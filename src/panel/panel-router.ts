@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { publicDir } from '../platform/paths.js';
 import { accountPages } from './account-pages.js';
 import { adminPages } from './admin-pages.js';
+import { alertPages } from './alert-pages.js';
 import { channelPages } from './channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
@@ -80,6 +81,7 @@ export function panelRouter(ctx: PanelServices): Router {
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
   router.use('/providers', ...signedIn, requireWorkspace, providerPages(ctx));
+  router.use('/alerts', ...signedIn, requireWorkspace, alertPages(ctx));
   router.use('/workspace/admins', ...signedIn, requireWorkspace, adminPages(ctx));
   router.use('/workspace', ...signedIn, workspacePages(ctx));
   router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));

@@ -1,3 +1,4 @@
+import type { AlertsService } from '../alerts/alerts-service.js';
 import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
@@ -57,6 +58,8 @@ export interface PanelServices {
   liveStreams: LiveStreams;
   /** The receiver, for the editor's "send test event". */
   ingest: IngestService;
+  /** Alert rules with their state and history. */
+  alerts: AlertsService;
   /** The workspace ADMIN_API_KEY manages. */
   readonly defaultWorkspaceId: string;
 }

@@ -131,10 +131,13 @@ const envSchema = z
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
     ]),
     DELIVERY_ALLOW_PRIVATE: boolean.default(false),
+    SLACK_API_URL: httpUrl.default('https://slack.com/api'),
+    TELEGRAM_API_URL: httpUrl.default('https://api.telegram.org'),
     PROVIDERS_ALLOW_PRIVATE: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
+    ALERT_INTERVAL_S: integer(1, 86_400).default(15),
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(httpUrl.optional()),
@@ -279,6 +282,10 @@ const configSchema = envSchema.transform((e) => ({
     retryScheduleMs: e.DELIVERY_RETRY_SCHEDULE,
     /** Lets reply URLs reach loopback and private addresses (a receiver on the same host). */
     allowPrivate: e.DELIVERY_ALLOW_PRIVATE,
+    /** Slack's Web API (`chat.postMessage`), without a trailing slash; operator set, not SSRF-guarded. */
+    slackApiUrl: e.SLACK_API_URL,
+    /** Telegram's Bot API, without a trailing slash; operator set, not SSRF-guarded. */
+    telegramApiUrl: e.TELEGRAM_API_URL,
   },
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
   eventRetentionDays: e.EVENT_RETENTION_DAYS,
@@ -295,6 +302,8 @@ const configSchema = envSchema.transform((e) => ({
   },
   /** Brain Logs links an event's trace here (`{trace_id}` filled in). */
   traceUrlTemplate: e.TRACE_URL_TEMPLATE,
+  /** How often the processes running the worker check the alerts (one of them at a time). */
+  alertIntervalMs: e.ALERT_INTERVAL_S * 1000,
   role: e.ROLE,
   trustProxy: e.TRUST_PROXY,
   logLevel: e.LOG_LEVEL,

@@ -15,6 +15,8 @@ export const REDACTED_PATHS = [
   '*.reply_secret',
   '*.previous_secret',
   '*.reply_previous_secret',
+  '*.alert_secret',
+  '*.notify_secret',
   '*.apiKey',
   '*.api_key',
   '*.token',

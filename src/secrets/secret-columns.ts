@@ -9,6 +9,9 @@ export const SECRET_COLUMNS = [
   { table: 'channels', column: 'reply_secret' },
   { table: 'channels', column: 'reply_previous_secret' },
   { table: 'providers', column: 'api_key' },
+  { table: 'workspaces', column: 'alert_secret' },
+  { table: 'alerts', column: 'notify_secret' },
+  { table: 'destinations', column: 'secret' },
 ] as const satisfies readonly SecretColumn[];
 
 export interface SecretColumn {

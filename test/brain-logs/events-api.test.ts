@@ -94,6 +94,7 @@ describe('GET /api/v1/events/{id}', () => {
       redactions: null,
       history: [],
       trace_id: null,
+      deliveries: [],
     } satisfies Record<keyof EventJson, unknown>);
 
     await createWorker(app.ctx).runOnce();

@@ -81,6 +81,7 @@ describe('channels', () => {
       dedup: { mode: 'auto', window_s: 86400 },
       reply_delivery: { url: null, enabled: true, disabled_reason: null },
       accept_when: [],
+      destinations: [],
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });

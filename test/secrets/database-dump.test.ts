@@ -85,7 +85,14 @@ describe('secrets at rest', () => {
     const [message] = await deliveredMessages(1);
     expect(message?.verifiedWith).toEqual([newReplySecret, rotating.replySecret]);
 
-    const secrets = [...channels.flatMap((c) => [c.signer.secret, c.replySecret]), newReplySecret];
+    // The workspace's alert secret, which signs alert notifications.
+    const alertSecret = (await driver.api('get', '/alerts/secret').expect(200)).body
+      .secret as string;
+    const secrets = [
+      ...channels.flatMap((c) => [c.signer.secret, c.replySecret]),
+      newReplySecret,
+      alertSecret,
+    ];
     const dump = await databaseDump(app.database.db, app.database.url);
     for (const secret of secrets) expect(foundIn(dump, secret), secret).toEqual([]);
     // The search finds every form it looks for.

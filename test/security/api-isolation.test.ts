@@ -17,6 +17,7 @@ interface Tenant {
   keyId: string;
   adminId: string;
   providerId: string;
+  alertId: string;
 }
 
 /** What an intruder asks of one route, given the victim's ids. */
@@ -25,12 +26,20 @@ interface RouteCase {
   /** As in docs/openapi.yaml. */
   route: string;
   path: (victim: Tenant) => string;
-  body?: object;
+  body?: object | ((victim: Tenant) => object);
   /** Ids that do not belong to the caller are unknown to it: 404. */
   status: number;
   /** For a 200/201: what the caller got is its own (or nothing). */
   check?: (body: Record<string, unknown>, caller: Tenant, victim: Tenant) => void;
 }
+
+const ALERT = {
+  name: 'Queue stuck',
+  condition: { type: 'queue_age', seconds: 600 },
+  notify: { kind: 'webhook', url: 'https://alerts.example.com/hook' },
+};
+/** Each workspace's alert secret, read by its own key before the intruders come. */
+const alertSecrets = new Map<string, string>();
 
 const listIds = (body: Record<string, unknown>) =>
   (body.data as { id: string; channel_id?: string }[]).map((item) => item);
@@ -301,6 +310,53 @@ const ROUTES: RouteCase[] = [
     path: (v) => `/events/stream?channel_id=${v.channelId}&status=unknown`,
     status: 400,
   },
+  {
+    method: 'get',
+    route: '/api/v1/alerts',
+    path: () => '/alerts',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((a) => a.id);
+      expect(ids).toContain(caller.alertId);
+      expect(ids).not.toContain(victim.alertId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/alerts',
+    path: () => '/alerts',
+    body: ALERT,
+    status: 201,
+  },
+  {
+    // A condition naming another workspace's channel is refused like an unknown one.
+    method: 'post',
+    route: '/api/v1/alerts',
+    path: () => '/alerts',
+    body: (v) => ({ ...ALERT, condition: { type: 'delivery_failed', channel_id: v.channelId } }),
+    status: 400,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/alerts/secret',
+    path: () => '/alerts/secret',
+    status: 200,
+    check: (body, caller) => expect(body.secret).toBe(alertSecrets.get(caller.workspaceId)),
+  },
+  { method: 'get', route: '/api/v1/alerts/{id}', path: (v) => `/alerts/${v.alertId}`, status: 404 },
+  {
+    method: 'patch',
+    route: '/api/v1/alerts/{id}',
+    path: (v) => `/alerts/${v.alertId}`,
+    body: { enabled: false },
+    status: 404,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/alerts/{id}',
+    path: (v) => `/alerts/${v.alertId}`,
+    status: 404,
+  },
 ];
 
 /** The model each workspace has a price of its own for. */
@@ -311,6 +367,7 @@ const CREATED_IN: Record<string, string> = {
   '/api/v1/api-keys': 'api_keys',
   '/api/v1/invitations': 'admin_invitations',
   '/api/v1/providers': 'providers',
+  '/api/v1/alerts': 'alerts',
 };
 
 let app: TestApp;
@@ -337,7 +394,11 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
   const provider = await driver
     .api('post', '/providers')
     .send({ name: `own-${workspaceId}`, kind: 'echo' });
+  const alert = await driver.api('post', '/alerts').send(ALERT).expect(201);
+  const secret = await driver.api('get', '/alerts/secret').expect(200);
+  alertSecrets.set(workspaceId, secret.body.secret as string);
   return {
+    alertId: String(alert.body.id),
     providerId: String(provider.body.id),
     name,
     workspaceId,
@@ -362,6 +423,7 @@ async function stateOf(victim: Tenant): Promise<string[]> {
      union all select 'admin ' || m::text from admin_workspaces m where workspace_id = $1
      union all select 'invitation ' || i::text from admin_invitations i where workspace_id = $1
      union all select 'provider ' || p::text from providers p where workspace_id = $1
+     union all select 'alert ' || a::text from alerts a where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );
@@ -425,7 +487,8 @@ describe('API workspace isolation', () => {
       const before = await stateOf(victim);
 
       const req = new Driver(app, caller.key).api(route.method, route.path(victim));
-      const res = await (route.body ? req.send(route.body) : req);
+      const body = typeof route.body === 'function' ? route.body(victim) : route.body;
+      const res = await (body ? req.send(body) : req);
 
       expect(res.status).toBe(route.status);
       route.check?.(res.body as Record<string, unknown>, caller, victim);
@@ -475,7 +538,8 @@ describe('API workspace isolation', () => {
         ]) {
           const req = request(app.baseUrl)[route.method](`/api/v1${route.path(first)}`);
           if (authorization) req.set('Authorization', authorization);
-          const res = await (route.body ? req.send(route.body) : req);
+          const body = typeof route.body === 'function' ? route.body(first) : route.body;
+          const res = await (body ? req.send(body) : req);
           expect(res.status, authorization).toBe(401);
         }
       },

@@ -1,0 +1,146 @@
+import { Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { Queryable } from '../db/database.js';
+import { whyUnreachable } from '../outbound/address-guard.js';
+import { AppError, notFound } from '../platform/errors.js';
+import { newSigningSecret } from '../platform/secrets.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
+import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
+import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
+import * as repo from './alerts-repo.js';
+
+/** Changes of each alert shown in its history on the panel's Alerts page. */
+const HISTORY_PER_ALERT = 10;
+
+/** Alerts seen from the API and the panel: the rules, their history, the workspace's secret. */
+export class AlertsService {
+  constructor(
+    private readonly db: Queryable,
+    /** Seals the workspaces' alert secrets in the database, and opens them. */
+    private readonly secrets: SecretBox,
+    registry: Registry,
+    /** Lets notify URLs reach loopback and private addresses (DELIVERY_ALLOW_PRIVATE). */
+    private readonly allowPrivateUrls: boolean,
+  ) {
+    const db_ = db;
+    new Gauge({
+      name: 'hookprompt_alerts_firing',
+      help: 'Alerts firing now, over every workspace.',
+      registers: [registry],
+      // Read at scrape time, so every process shows the same number.
+      async collect() {
+        try {
+          this.set(await repo.countFiring(db_));
+        } catch {
+          this.reset();
+        }
+      },
+    });
+  }
+
+  async list(workspaceId: string): Promise<AlertJson[]> {
+    return (await repo.listAlerts(this.db, workspaceId)).map(toAlertJson);
+  }
+
+  async get(workspaceId: string, id: string): Promise<AlertJson> {
+    const row = await repo.findAlert(this.db, workspaceId, id);
+    if (!row) throw notFound('This alert');
+    return toAlertJson(row);
+  }
+
+  async create(workspaceId: string, input: CreateAlert): Promise<AlertJson> {
+    await this.requireChannel(workspaceId, input.condition);
+    const notify = await this.notifyWrite(input.notify, undefined);
+    return toAlertJson(await repo.insertAlert(this.db, workspaceId, { ...input, ...notify }));
+  }
+
+  async update(workspaceId: string, id: string, changes: UpdateAlert): Promise<AlertJson> {
+    const before = await repo.findAlert(this.db, workspaceId, id);
+    if (!before) throw notFound('This alert');
+    if (changes.condition) await this.requireChannel(workspaceId, changes.condition);
+    const { notify: given, ...rest } = changes;
+    const notify = given
+      ? await this.notifyWrite(given, before.notify_secret_set ? before.notify : undefined)
+      : {};
+    const row = await repo.updateAlert(this.db, workspaceId, id, { ...rest, ...notify });
+    if (!row) throw notFound('This alert');
+    return toAlertJson(row);
+  }
+
+  async delete(workspaceId: string, id: string): Promise<void> {
+    if (!(await repo.deleteAlert(this.db, workspaceId, id))) throw notFound('This alert');
+  }
+
+  /** Each alert's latest changes, newest first, by alert id. */
+  async history(workspaceId: string): Promise<Map<string, AlertChange[]>> {
+    const byAlert = new Map<string, AlertChange[]>();
+    for (const row of await repo.recentChanges(this.db, workspaceId, HISTORY_PER_ALERT)) {
+      const change = toAlertChange(row);
+      byAlert.set(change.alertId, [...(byAlert.get(change.alertId) ?? []), change]);
+    }
+    return byAlert;
+  }
+
+  /** The workspace's alert secret (`whsec_...`): webhook notifications are signed with it. */
+  readonly alertSecret = async (workspaceId: string): Promise<string> => {
+    const secret = await repo.ensureAlertSecret(
+      this.db,
+      this.secrets,
+      workspaceId,
+      newSigningSecret(),
+    );
+    if (!secret) throw notFound('This workspace');
+    return secret;
+  };
+
+  /** A condition naming a channel must name one of the workspace's. */
+  private async requireChannel(workspaceId: string, condition: AlertCondition): Promise<void> {
+    if (!('channel_id' in condition) || condition.channel_id === undefined) return;
+    if (await repo.channelExists(this.db, workspaceId, condition.channel_id)) return;
+    throw invalid('condition.channel_id', 'must be the id of a channel of this workspace');
+  }
+
+  /**
+   * The notify to store and its secret, sealed. One sent without its secret keeps the stored
+   * one when it stays the same kind posting the same way (`withSecret`); else it must bring it.
+   * A URL that leads to this host or its private network (SSRF) is refused unless
+   * DELIVERY_ALLOW_PRIVATE is set; checked here, when it is saved, and again at every connection.
+   */
+  private async notifyWrite(
+    notify: AlertNotify,
+    withSecret: StoredNotify | undefined,
+  ): Promise<{ notify: StoredNotify; notifySecret?: string | null }> {
+    const { stored, secret } = toStoredNotify(notify);
+    for (const [field, url] of [
+      ['url', stored.url],
+      ['webhook_url', 'webhook_url' in notify ? notify.webhook_url : undefined],
+    ] as const) {
+      if (!url) continue;
+      const refused = await whyUnreachable(new URL(url), this.allowPrivateUrls);
+      if (refused)
+        throw invalid(
+          `notify.${field}`,
+          `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`,
+        );
+    }
+    if (secret !== undefined) return { notify: stored, notifySecret: this.secrets.seal(secret) };
+    if (keepsSecret(stored, withSecret)) return { notify: stored };
+    const needed = missingSecret(stored);
+    if (needed) throw invalid(`notify.${needed}`, `is needed for a ${stored.kind} notify`);
+    return { notify: stored, notifySecret: null };
+  }
+}
+
+function invalid(path: string, message: string): AppError {
+  return new AppError(
+    400,
+    'validation_failed',
+    'Invalid request',
+    `${path}: ${message}`,
+    {},
+    {
+      errors: [{ path, message }],
+    },
+  );
+}

@@ -1,0 +1,84 @@
+import type { OutboundClient } from '../outbound/outbound-client.js';
+import type { JsonValue } from '../template/index.js';
+import type { DestinationKind, DestinationSettings } from './destination-schemas.js';
+
+/**
+ * What one attempt to send a message to a destination came to, classified once by its sender:
+ *
+ * - `delivered`: the platform took every part of it;
+ * - `retry`: worth trying again later, no earlier than `retryAfterMs` from now when the
+ *   platform asked (`Retry-After`, Telegram's `parameters.retry_after`, Discord's `retry_after`);
+ * - `fail`: no later attempt can help (a revoked token, a chat that does not exist, an address
+ *   that may not be reached): the delivery ends at once.
+ *
+ * `status` is the HTTP status of the last request made (null when none answered) and `error`
+ * the platform's own error code or description, never holding a secret. `parts` counts the
+ * parts of a long text the platform has taken so far, across attempts: the next attempt starts
+ * after them, so a retried message never repeats a part.
+ */
+export type SendOutcome =
+  | { outcome: 'delivered'; status: number; parts: number }
+  | { outcome: 'retry'; status: number | null; error: string; retryAfterMs: number; parts: number }
+  | { outcome: 'fail'; status: number | null; error: string; parts: number };
+
+/** One request's outcome, before the parts are counted. */
+export type RequestOutcome =
+  | { outcome: 'delivered'; status: number }
+  | { outcome: 'retry'; status: number | null; error: string; retryAfterMs: number }
+  | { outcome: 'fail'; status: number | null; error: string };
+
+/** A rendered message for one destination. */
+export interface DestinationMessage {
+  /** The same on every attempt of this message: the `webhook-id` of the webhook kind. */
+  id: string;
+  /** The text chat platforms get (the destination's `message` rendered). */
+  text: string;
+  /** The webhook kind's JSON body; `{"text": text}` when not given. */
+  webhookBody?: string;
+  /** The webhook kind's signing secrets (`whsec_...`), the newest first. */
+  signingSecrets?: readonly string[];
+}
+
+/** What the senders send with. */
+export interface SenderDeps {
+  /** For URLs admins typed in: refuses private addresses unless DELIVERY_ALLOW_PRIVATE. */
+  client: OutboundClient;
+  /** For SLACK_API_URL and TELEGRAM_API_URL: operator configuration, not SSRF-guarded. */
+  platformClient: OutboundClient;
+  /** Without a trailing slash. */
+  slackApiUrl: string;
+  /** Without a trailing slash. */
+  telegramApiUrl: string;
+}
+
+/** One send of one message to one destination, its templated fields rendered. */
+export interface SendRequest {
+  settings: DestinationSettings;
+  /** Slack's `channel`, Telegram's `chat_id` ... rendered over the event's payload. */
+  fields: Readonly<Record<string, string>>;
+  message: DestinationMessage;
+  deps: SenderDeps;
+  /** Parts taken by earlier attempts. */
+  partsDone: number;
+  signal?: AbortSignal;
+  now: Date;
+}
+
+/**
+ * A destination kind: how one message becomes its platform's request(s), and what the
+ * platform's answers mean. One small sender per kind; the delivery queue (and alerts) call
+ * them through `sendToDestination` only, so a kind is one file and one line in the table.
+ */
+export interface DestinationSender {
+  readonly kind: DestinationKind;
+  send(request: SendRequest): Promise<SendOutcome>;
+}
+
+/** Options of `sendToDestination`. */
+export interface SendOptions {
+  /** What `{{...}}` in templated fields (`chat_id`, `thread_ts` ...) read; none: they render empty. */
+  payload?: JsonValue;
+  partsDone?: number;
+  signal?: AbortSignal;
+  now?: Date;
+}

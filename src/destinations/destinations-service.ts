@@ -1,0 +1,176 @@
+import type { Condition } from '../conditions/condition-schemas.js';
+import type { Database, Queryable } from '../db/database.js';
+import { whyUnreachable } from '../outbound/address-guard.js';
+import { AppError } from '../platform/errors.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import {
+  DEFAULT_MESSAGE,
+  DEFAULT_WHEN,
+  FIELD_NAMES,
+  hasSecret,
+  secretOf,
+  settingsOf,
+  type DestinationInput,
+  type DestinationKind,
+  type DestinationSettings,
+} from './destination-schemas.js';
+import * as repo from './destinations-repo.js';
+
+/** A destination as the API shows it: secrets only as `token_set` / `url_set`. */
+export interface DestinationJson {
+  id: string;
+  kind: DestinationKind;
+  enabled: boolean;
+  when: Condition[];
+  message: string;
+  url?: string;
+  url_set?: boolean;
+  token_set?: boolean;
+  [field: string]: unknown;
+}
+
+/** A destination ready for the delivery queue: its secret opened. */
+export interface DestinationToSend {
+  id: string;
+  kind: DestinationKind;
+  when: Condition[];
+  message: string;
+  settings: DestinationSettings;
+}
+
+/** A channel's `destinations`: checked, stored with their secrets sealed, shown without them. */
+export class DestinationsService {
+  constructor(
+    private readonly db: Database,
+    private readonly secrets: SecretBox,
+    /** DELIVERY_ALLOW_PRIVATE: URLs given in the API may reach loopback and private addresses. */
+    private readonly allowPrivate: boolean,
+  ) {}
+
+  /**
+   * Refuses, before anything is written, a URL that leads to this host or its private network
+   * (as for reply_delivery), checked again at every connection.
+   */
+  async checkUrls(inputs: readonly DestinationInput[]): Promise<void> {
+    for (const [index, input] of inputs.entries()) {
+      const [field, url] =
+        input.kind === 'webhook'
+          ? ['url', input.url]
+          : ['webhook_url', 'webhook_url' in input ? input.webhook_url : undefined];
+      if (!url) continue;
+      const refused = await whyUnreachable(new URL(url), this.allowPrivate);
+      if (refused) invalid(`destinations.${index}.${field}`, `refused: ${refused}`);
+    }
+  }
+
+  /**
+   * Replaces the channel's list, on `db` (the caller's transaction). An entry sent with its id
+   * and no secret keeps the stored one, as long as it stays the same kind (and, for Slack, the
+   * same way of posting); any other entry of a kind with a secret must bring one.
+   */
+  async replace(
+    db: Queryable,
+    channelId: string,
+    inputs: readonly DestinationInput[],
+  ): Promise<void> {
+    const stored = new Map(
+      (await repo.destinationsOfChannels(db, [channelId])).map((row) => [row.id, row]),
+    );
+    const writes = inputs.map((input, index): repo.DestinationWrite => {
+      const before = input.id === undefined ? undefined : stored.get(input.id);
+      if (input.id !== undefined && !before)
+        invalid(`destinations.${index}.id`, 'is not a destination of this channel');
+      const secret = secretOf(input);
+      if (hasSecret(input.kind) && secret === undefined && !keepsSecret(input, before))
+        invalid(`destinations.${index}`, `needs its ${secretName(input)}`);
+      const settings = settingsOf(input);
+      return {
+        id: input.id,
+        kind: input.kind,
+        enabled: input.enabled ?? true,
+        conditions: input.when ?? DEFAULT_WHEN,
+        message: input.message ?? DEFAULT_MESSAGE,
+        url: settings.url ?? null,
+        fields: { ...settings.fields },
+        secret: secret === undefined ? undefined : this.secrets.seal(secret),
+      };
+    });
+    await repo.replaceDestinations(db, channelId, writes);
+  }
+
+  /** The destinations of each of these channels, as the API shows them. */
+  async ofChannels(channelIds: readonly string[]): Promise<Map<string, DestinationJson[]>> {
+    const rows = await repo.destinationsOfChannels(this.db, channelIds);
+    const byChannel = new Map<string, DestinationJson[]>(channelIds.map((id) => [id, []]));
+    for (const row of rows) byChannel.get(row.channel_id)?.push(toJson(row));
+    return byChannel;
+  }
+
+  /** These destinations with their secrets opened, for the delivery queue. */
+  async forSending(
+    ids: readonly string[],
+    db: Queryable = this.db,
+  ): Promise<Map<string, DestinationToSend>> {
+    const rows = await repo.destinationsForSending(db, ids);
+    return new Map(
+      rows.map((row) => [
+        row.id,
+        {
+          id: row.id,
+          kind: row.kind,
+          when: row.conditions,
+          message: row.message,
+          settings: {
+            kind: row.kind,
+            url: row.url,
+            secret: this.secrets.open(row.secret),
+            fields: row.fields,
+          },
+        },
+      ]),
+    );
+  }
+}
+
+/** Slack posts with a bot token when it has a `channel`, else to an Incoming Webhook. */
+const slackMode = (fields: Record<string, unknown>) => (fields.channel ? 'token' : 'webhook_url');
+
+function keepsSecret(input: DestinationInput, before: repo.DestinationRow | undefined): boolean {
+  if (!before?.secret_set || before.kind !== input.kind) return false;
+  return input.kind !== 'slack' || slackMode(before.fields) === slackMode(input);
+}
+
+function secretName(input: DestinationInput): string {
+  if (input.kind === 'telegram') return 'bot_token';
+  if (input.kind === 'slack' && input.channel) return 'token';
+  return 'webhook_url';
+}
+
+function toJson(row: repo.DestinationRow): DestinationJson {
+  const json: DestinationJson = {
+    id: row.id,
+    kind: row.kind,
+    enabled: row.enabled,
+    when: row.conditions,
+    message: row.message,
+  };
+  if (row.kind === 'webhook') json.url = row.url ?? undefined;
+  else if (row.kind === 'telegram' || (row.kind === 'slack' && row.fields.channel))
+    json.token_set = row.secret_set;
+  else json.url_set = row.secret_set;
+  for (const name of FIELD_NAMES[row.kind]) json[name] = row.fields[name] ?? null;
+  return json;
+}
+
+function invalid(path: string, message: string): never {
+  throw new AppError(
+    400,
+    'validation_failed',
+    'Invalid request',
+    `${path}: ${message}`,
+    {},
+    {
+      errors: [{ path, message }],
+    },
+  );
+}

@@ -1,0 +1,129 @@
+import {
+  OutboundError,
+  type OutboundClient,
+  type OutboundResponse,
+} from '../outbound/outbound-client.js';
+import type { RequestOutcome, SendOutcome } from './destination-sender.js';
+
+/** How a sender reads one answer of its platform. */
+export type ReadAnswer = (res: OutboundResponse) => RequestOutcome;
+
+/**
+ * POSTs one request and classifies what came back with `read`; no answer (a timeout, a reset
+ * connection) is retried, an address that may not be reached fails at once. `secret` is cut
+ * out of every error text: a token sits in Telegram's path and in webhook URLs.
+ */
+export async function postOnce(
+  client: OutboundClient,
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+  read: ReadAnswer,
+  secret: string | null | undefined,
+  signal?: AbortSignal,
+): Promise<RequestOutcome> {
+  let outcome: RequestOutcome;
+  try {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    const res = await client.post(
+      url,
+      text,
+      { 'content-type': 'application/json', ...headers },
+      signal,
+    );
+    outcome = read(res);
+  } catch (error) {
+    if (!(error instanceof OutboundError) || signal?.aborted) throw error;
+    outcome = error.retryable
+      ? { outcome: 'retry', status: null, error: error.message, retryAfterMs: 0 }
+      : { outcome: 'fail', status: null, error: error.message };
+  }
+  return outcome.outcome === 'delivered'
+    ? outcome
+    : { ...outcome, error: hidden(outcome.error, secret) };
+}
+
+/**
+ * Sends the parts not yet taken, one request each, in order, stopping at the first that is not
+ * delivered; the outcome counts the parts taken so far.
+ */
+export async function sendParts(
+  parts: readonly string[],
+  partsDone: number,
+  sendOne: (part: string, index: number) => Promise<RequestOutcome>,
+): Promise<SendOutcome> {
+  let status = 200;
+  for (let index = partsDone; index < parts.length; index++) {
+    const outcome = await sendOne(parts[index] as string, index);
+    if (outcome.outcome !== 'delivered') return { ...outcome, parts: index };
+    status = outcome.status;
+  }
+  return { outcome: 'delivered', status, parts: parts.length };
+}
+
+/** An outcome of a single request, as a message of one part. */
+export const onePart = (outcome: RequestOutcome, partsDone = 0): SendOutcome =>
+  outcome.outcome === 'delivered' ? { ...outcome, parts: 1 } : { ...outcome, parts: partsDone };
+
+/** Statuses that say the URL or the credentials are wrong: no retry mends them. */
+const HOPELESS = new Set([400, 401, 403, 404, 410]);
+
+/**
+ * The common reading: a 2xx is delivered; a URL or credentials refused (400, 401, 403, 404,
+ * 410) fails at once; anything else (429, 5xx, a redirect, which is never followed) is retried,
+ * no sooner than its `Retry-After`.
+ */
+export function readStatus(res: OutboundResponse, error = describeAnswer(res)): RequestOutcome {
+  if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', status: res.status };
+  if (HOPELESS.has(res.status)) return { outcome: 'fail', status: res.status, error };
+  return { outcome: 'retry', status: res.status, error, retryAfterMs: res.retryAfterMs };
+}
+
+/** A non-2xx answer in words: its status and the start of its body. */
+export function describeAnswer(res: OutboundResponse): string {
+  const text = res.bodyStart.replaceAll('\u0000', '\uFFFD').replace(/\s+/g, ' ').trim();
+  const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
+  return `HTTP ${res.status}${shown ? `: ${shown}` : ''}`;
+}
+
+/** The answer's body as JSON, or undefined (a body cut short, or not JSON). */
+export function jsonAnswer(res: OutboundResponse): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(res.bodyStart);
+    return value !== null && typeof value === 'object'
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `ok` of a Slack or Telegram answer. Read from the text too: an answer that echoes a long
+ * message is cut at the client's `keepBodyBytes`, but `ok` comes first.
+ */
+export function okOf(res: OutboundResponse): boolean | undefined {
+  const answer = jsonAnswer(res);
+  if (typeof answer?.ok === 'boolean') return answer.ok;
+  const match = /^\s*\{\s*"ok"\s*:\s*(true|false)\b/.exec(res.bodyStart);
+  return match ? match[1] === 'true' : undefined;
+}
+
+/** Seconds (a number, or its text) as ms; 0 when it is not a positive number. */
+export function secondsAsMs(value: unknown): number {
+  const seconds = typeof value === 'number' ? value : Number(value);
+  return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 0;
+}
+
+function hidden(text: string, secret: string | null | undefined): string {
+  if (!secret) return text;
+  let out = text.replaceAll(secret, '[secret]');
+  // The path of a webhook URL holds its token; a host alone is harmless.
+  try {
+    const { pathname } = new URL(secret);
+    if (pathname.length > 1) out = out.replaceAll(pathname, '/[secret]');
+  } catch {
+    // not a URL: a token, replaced above
+  }
+  return out;
+}

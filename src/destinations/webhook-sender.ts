@@ -1,0 +1,24 @@
+import { messageHeaders } from '../outbound/standard-webhooks.js';
+import type { DestinationSender } from './destination-sender.js';
+import { onePart, postOnce, readStatus } from './platform-answers.js';
+
+/**
+ * `webhook`: a Standard Webhooks message, as reply delivery sends, signed with the signing
+ * secrets given (the channel's reply secret). Its URL is shown, not a secret.
+ */
+export const webhookSender: DestinationSender = {
+  kind: 'webhook',
+  async send({ settings, message, deps, signal, now, partsDone }) {
+    if (!settings.url)
+      return onePart({ outcome: 'fail', status: null, error: 'no url' }, partsDone);
+    const secrets = message.signingSecrets ?? [];
+    if (secrets.length === 0)
+      return onePart({ outcome: 'fail', status: null, error: 'no signing secret' }, partsDone);
+    const body = message.webhookBody ?? JSON.stringify({ text: message.text });
+    const headers = messageHeaders(message.id, body, secrets, now);
+    return onePart(
+      await postOnce(deps.client, settings.url, body, headers, readStatus, null, signal),
+      partsDone,
+    );
+  },
+};

@@ -1,0 +1,68 @@
+import { Router } from 'express';
+import type { AlertCondition } from '../alerts/alert-schemas.js';
+import type { PanelServices } from './panel-services.js';
+import { workspaceId } from './panel-auth.js';
+
+/** `/alerts`: each alert rule of the workspace with its state and its latest changes. */
+export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'config'>): Router {
+  const router = Router();
+  router.use((_req, res, next) => {
+    res.locals.area = 'alerts';
+    next();
+  });
+
+  router.get('/', async (_req, res) => {
+    const workspace = workspaceId(res);
+    const [alerts, history] = await Promise.all([
+      ctx.alerts.list(workspace),
+      ctx.alerts.history(workspace),
+    ]);
+    res.render('alerts/index', {
+      title: 'Alerts',
+      alerts,
+      history,
+      describe: describeCondition,
+      valueOf: describeValue,
+      intervalS: ctx.config.alertIntervalMs / 1000,
+    });
+  });
+
+  return router;
+}
+
+/** A condition in words: "Failure rate ≥ 25% over 5 min (at least 10 events), channel 3". */
+export function describeCondition(condition: AlertCondition): string {
+  const channel =
+    'channel_id' in condition && condition.channel_id
+      ? `, channel ${condition.channel_id}`
+      : ', any channel';
+  switch (condition.type) {
+    case 'failure_rate':
+      return `Failure rate ≥ ${condition.threshold * 100}% over ${condition.window_s} s (at least ${condition.min_events} events)${channel}`;
+    case 'rejections':
+      return `Rejected requests ≥ ${condition.count} over ${condition.window_s} s${channel}`;
+    case 'delivery_failed':
+      return `A delivery failed${channel}`;
+    case 'queue_age':
+      return `Oldest pending event older than ${condition.seconds} s`;
+    case 'budget':
+      return `${condition.percent}% of the monthly budget spent`;
+  }
+}
+
+/** What a change's value means, by condition: "40%", "12 rejected", "95 s". */
+export function describeValue(condition: AlertCondition, value: number | null): string {
+  if (value === null) return '';
+  switch (condition.type) {
+    case 'failure_rate':
+      return `${Math.round(value * 1000) / 10}%`;
+    case 'rejections':
+      return `${value} rejected`;
+    case 'delivery_failed':
+      return value > 0 ? 'failed' : 'delivered';
+    case 'queue_age':
+      return `${Math.round(value)} s`;
+    case 'budget':
+      return `${Math.round(value * 10) / 10}% spent`;
+  }
+}

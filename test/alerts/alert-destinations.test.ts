@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { AlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
+import { Driver } from '../support/driver.js';
+import { FakeChats } from '../support/fake-chats.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+
+let app: TestApp;
+let driver: Driver;
+let chats: FakeChats;
+let evaluator: AlertsEvaluator;
+
+const BOT_TOKEN = '123456:alerts-bot-token';
+
+beforeAll(async () => {
+  chats = await FakeChats.start();
+  app = await startTestApp({ env: { ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' } });
+  driver = new Driver(app);
+  evaluator = app.ctx.alertsEvaluator as AlertsEvaluator;
+  chats.telegramTokens.add(BOT_TOKEN);
+});
+afterAll(async () => {
+  await app.close();
+  await chats.close();
+});
+beforeEach(async () => {
+  chats.messages.length = 0;
+  await app.ctx.db.query('delete from alerts');
+  await driver.setWorkspace({ monthly_budget_usd: null }).expect(200);
+});
+
+/** A budget alert notifying `notify`, fired and cleared by the budget, evaluated each time. */
+async function fireAndClear(notify: Record<string, unknown>) {
+  await driver
+    .api('post', '/alerts')
+    .send({ name: 'Budget', condition: { type: 'budget', percent: 50 }, notify })
+    .expect(201);
+  await driver.setWorkspace({ monthly_budget_usd: 0 }).expect(200);
+  await evaluator.runOnce();
+  await evaluator.runOnce();
+  await driver.setWorkspace({ monthly_budget_usd: 100 }).expect(200);
+  await evaluator.runOnce();
+  await evaluator.runOnce();
+}
+
+describe('alert notifications through the destination senders', () => {
+  it('posts to a Slack Incoming Webhook once on firing and once on clearing, the message rendered', async () => {
+    await fireAndClear({
+      kind: 'slack',
+      webhook_url: chats.webhookUrl('slack-webhook', 'alerts'),
+      message: '{{alert.name}} in {{workspace.name}} is {{state}} at {{value}}%',
+    });
+    expect(chats.of('slack-webhook').map((m) => m.text)).toEqual([
+      'Budget in Default workspace is firing at 100%',
+      'Budget in Default workspace is ok at 0%',
+    ]);
+  });
+
+  it('sends to Telegram with the bot token, the default message naming the alert', async () => {
+    await fireAndClear({ kind: 'telegram', bot_token: BOT_TOKEN, chat_id: '-1001' });
+    const sent = chats.of('telegram');
+    expect(sent.map((m) => [m.to, m.text])).toEqual([
+      ['-1001', 'hookprompt alert "Budget" is firing (value: 100)'],
+      ['-1001', 'hookprompt alert "Budget" is ok (value: 0)'],
+    ]);
+    expect(app.logText()).not.toContain(BOT_TOKEN);
+  });
+
+  it('records a refusal the platform says no retry mends as failed, and shows it on the history', async () => {
+    await fireAndClear({ kind: 'telegram', bot_token: '999:unknown-bot', chat_id: '-1001' });
+    expect(chats.of('telegram')).toEqual([]);
+    const { rows } = await app.ctx.db.query<{ notification: string; attempts: number }>(
+      'select notification, attempts from alert_changes order by id',
+    );
+    expect(rows).toEqual([
+      { notification: 'failed', attempts: 1 },
+      { notification: 'failed', attempts: 1 },
+    ]);
+    const history = await app.ctx.alerts.history(app.ctx.defaultWorkspaceId);
+    const changes = [...history.values()][0] ?? [];
+    expect(changes[0]?.lastError).toMatch(/HTTP 40[13]/);
+  });
+});
