@@ -82,6 +82,7 @@ describe('channels', () => {
       reply_delivery: { url: null, enabled: true, disabled_reason: null },
       accept_when: [],
       destinations: [],
+      version: 1,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
       updated_at: expect.any(String),
     });
