@@ -87,12 +87,12 @@ export interface AttemptRow {
   duration_ms: number;
 }
 
-/** Every attempt made to deliver an event (all its deliveries), oldest first. */
+/** Every attempt made to deliver an event's reply (all its reply deliveries), oldest first. */
 export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
   const { rows } = await db.query<AttemptRow>(
     `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
-     where deliveries.event_id = $1
+     where deliveries.event_id = $1 and deliveries.destination_id is null
      order by delivery_attempts.id`,
     [eventId],
   );
