@@ -53,5 +53,12 @@ describe("Brain Logs' event page", () => {
       return chats.of('telegram').length === 1;
     });
     expect((await client.page(`/logs/${id}`)).text).toContain('Delivered');
+
+    const editor = (await client.page(`/channels/${channel.id}`)).text;
+    expect(editor).toContain('Chats and other destinations');
+    expect(editor).toMatch(/<strong>telegram<\/strong> #\d+ — on, token ••••••••/);
+    expect(editor).toContain('<span class="destination-rate">100 %</span>');
+    expect(editor).toContain(`href="/logs/${id}"`);
+    expect(editor).not.toContain('5:LATER');
   });
 });
