@@ -79,6 +79,31 @@ export async function destinationDeliveries(
   return rows;
 }
 
+/**
+ * The latest messages (at most `limit` each) to each destination of a channel, newest first:
+ * the channel editor shows the last ones and the share delivered.
+ */
+export async function recentDestinationDeliveries(
+  db: Queryable,
+  channelId: string,
+  limit: number,
+): Promise<DestinationDeliveryRow[]> {
+  const { rows } = await db.query<DestinationDeliveryRow>(
+    `select recent.id, recent.event_id, recent.webhook_id, recent.state, recent.attempts,
+       recent.last_status, recent.last_error, recent.delivered_at, recent.created_at,
+       recent.destination_id, destinations.kind, destinations.enabled as channel_delivery_on
+     from (
+       select deliveries.*,
+         row_number() over (partition by destination_id order by id desc) as position
+       from deliveries where channel_id = $1 and destination_id is not null
+     ) as recent join destinations on destinations.id = recent.destination_id
+     where recent.position <= $2
+     order by recent.destination_id, recent.id desc`,
+    [channelId, limit],
+  );
+  return rows;
+}
+
 export interface AttemptRow {
   delivery_id: string;
   attempted_at: Date;
@@ -87,12 +112,12 @@ export interface AttemptRow {
   duration_ms: number;
 }
 
-/** Every attempt made to deliver an event (all its deliveries), oldest first. */
+/** Every attempt made to deliver an event's reply (all its reply deliveries), oldest first. */
 export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
   const { rows } = await db.query<AttemptRow>(
     `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
-     where deliveries.event_id = $1
+     where deliveries.event_id = $1 and deliveries.destination_id is null
      order by delivery_attempts.id`,
     [eventId],
   );

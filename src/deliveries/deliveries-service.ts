@@ -1,10 +1,14 @@
 import type { Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
-import type { EventDeliveries, EventDelivery } from '../events/event-object.js';
+import type {
+  DestinationDelivery,
+  EventDeliveries,
+  EventDelivery,
+} from '../events/event-object.js';
 import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import * as repo from './deliveries-repo.js';
-import { deliveriesOfEvents, toEventDelivery } from './event-deliveries.js';
+import { deliveriesOfEvents, toDestinationDelivery, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';
 
 /** How long a replaced reply secret keeps signing messages next to the new one. */
@@ -17,6 +21,18 @@ export interface DeliveryAttempt {
   error: string | null;
   duration_ms: number;
 }
+
+/** A destination's record in the channel editor: its last messages and the share delivered. */
+export interface DestinationRecord {
+  /** The newest first, at most RECENT_SHOWN. */
+  recent: (DestinationDelivery & { event_id: string })[];
+  /** Delivered among the last ended (delivered or failed) messages, 0..1; null before any. */
+  successRate: number | null;
+}
+
+const RECENT_SHOWN = 5;
+/** How many of a destination's latest messages its success rate counts. */
+const RATE_WINDOW = 100;
 
 /** Reply delivery seen from the API and the panel: secrets, states, attempts, "deliver again". */
 export class DeliveriesService {
@@ -65,6 +81,29 @@ export class DeliveriesService {
   async lastOfChannel(channelId: string): Promise<EventDelivery | undefined> {
     const row = await repo.lastChannelDelivery(this.db, channelId);
     return row ? toEventDelivery(row) : undefined;
+  }
+
+  /** Each destination of the channel (by id) with its last messages and its success rate. */
+  async destinationRecords(channelId: string): Promise<Map<string, DestinationRecord>> {
+    const rows = await repo.recentDestinationDeliveries(this.db, channelId, RATE_WINDOW);
+    const records = new Map<string, DestinationRecord>();
+    const ended = new Map<string, { delivered: number; all: number }>();
+    for (const row of rows) {
+      let record = records.get(row.destination_id);
+      if (!record) records.set(row.destination_id, (record = { recent: [], successRate: null }));
+      if (record.recent.length < RECENT_SHOWN)
+        record.recent.push({ ...toDestinationDelivery(row), event_id: row.event_id });
+      if (row.state !== 'delivered' && row.state !== 'failed') continue;
+      const count = ended.get(row.destination_id) ?? { delivered: 0, all: 0 };
+      count.all++;
+      if (row.state === 'delivered') count.delivered++;
+      ended.set(row.destination_id, count);
+    }
+    for (const [id, count] of ended) {
+      const record = records.get(id);
+      if (record) record.successRate = count.delivered / count.all;
+    }
+    return records;
   }
 
   /** Every attempt made to deliver an event's reply, oldest first. */

@@ -45,7 +45,7 @@ export function toEventDelivery(row: DeliveryRow): EventDelivery {
   };
 }
 
-function toDestinationDelivery(row: DestinationDeliveryRow): DestinationDelivery {
+export function toDestinationDelivery(row: DestinationDeliveryRow): DestinationDelivery {
   return {
     destination_id: row.destination_id,
     kind: row.kind,

@@ -54,12 +54,13 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
-    const [replySecret, lastDelivery, providers, versions, trials] = await Promise.all([
+    const [replySecret, lastDelivery, providers, versions, trials, records] = await Promise.all([
       ctx.deliveries.replySecret(workspaceId(res), channel.id),
       ctx.deliveries.lastOfChannel(channel.id),
       ctx.providers.list(workspaceId(res)),
       ctx.channels.versions(workspaceId(res), channel.id),
       ctx.trials.list(workspaceId(res), channel.id),
+      ctx.deliveries.destinationRecords(channel.id),
     ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
@@ -87,6 +88,10 @@ export function channelEditor(ctx: PanelServices) {
         fetchUrl: `${channel.webhook_url}/events/{event_id}`,
         secret: replySecret,
         lastDelivery,
+        destinations: channel.destinations.map((destination) => ({
+          ...destination,
+          record: records.get(destination.id) ?? { recent: [], successRate: null },
+        })),
         retries: retriesOf(ctx.config.delivery.retryScheduleMs),
       },
       senderForm: extras.senderForm ?? senderFormOf(channel),

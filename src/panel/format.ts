@@ -95,6 +95,7 @@ export const DELIVERY_LABELS: Record<string, string> = {
   delivered: 'Delivered',
   failed: 'Delivery failed',
   held: 'Delivery held',
+  skipped: 'Not sent',
 };
 
 export function refusal(code: string | null): string {
