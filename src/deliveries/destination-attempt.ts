@@ -7,6 +7,7 @@ import type { AttemptDeps, AttemptOutcome } from './delivery-attempt.js';
 import type { ClaimedDelivery } from './queue-claim.js';
 import { releaseDelivery } from './queue-release.js';
 import { retryDelivery } from './queue-retry.js';
+import { withDeliverySpan, type NoteOnSpan } from '../tracing/tracing.js';
 
 /** A claimed message to a destination, ready to go. */
 export interface DestinationAttempt {
@@ -24,10 +25,21 @@ export interface DestinationAttempt {
  * platform asked, or failed at once when the platform's answer says no retry can help. The
  * parts of a long text taken so far are kept, so a retry sends only the rest.
  */
-export async function attemptDestination(
+export function attemptDestination(
   deps: AttemptDeps & { senders: SenderDeps },
   attempt: DestinationAttempt,
   signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  return withDeliverySpan(attempt.destination.kind, attempt.delivery, (note) =>
+    sendAndRecord(deps, attempt, signal, note),
+  );
+}
+
+async function sendAndRecord(
+  deps: AttemptDeps & { senders: SenderDeps },
+  attempt: DestinationAttempt,
+  signal: AbortSignal,
+  note: NoteOnSpan,
 ): Promise<AttemptOutcome> {
   const { delivery, destination } = attempt;
   const kind = destination.kind;
@@ -53,6 +65,7 @@ export async function attemptDestination(
   }
   const durationMs = performance.now() - started;
   deps.metrics.deliveryDuration.observe({ kind }, durationMs / 1000);
+  if (outcome.status) note({ 'http.response.status_code': outcome.status });
   const log = {
     eventId: delivery.event_id,
     deliveryId: delivery.id,
