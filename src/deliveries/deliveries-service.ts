@@ -16,6 +16,8 @@ export interface DeliveryAttempt {
   status: number | null;
   error: string | null;
   duration_ms: number;
+  /** Of the newest delivery, the one `delivery` on the event describes; else of an earlier outcome. */
+  current: boolean;
 }
 
 /** Reply delivery seen from the API and the panel: secrets, states, attempts, "deliver again". */
@@ -75,6 +77,7 @@ export class DeliveriesService {
       status: row.status,
       error: row.error,
       duration_ms: row.duration_ms,
+      current: row.current,
     }));
   }
 

@@ -7,8 +7,8 @@ import { pathId } from './forms.js';
 
 /**
  * The event page `/logs/{id}`, a permalink with everything the event holds (and what other
- * features add to it: headers, sender, delivery, thread) and the actions on it; and the
- * row fragment the live tail inserts into the list.
+ * features add to it: headers, sender, delivery, thread) and the actions on it; the row fragment
+ * the live tail inserts into the list; and the detail fragment shown beside the list.
  */
 export function eventPage(ctx: PanelServices): Router {
   const router = Router();
@@ -21,16 +21,17 @@ export function eventPage(ctx: PanelServices): Router {
 
   router.get('/:id/row', async (req, res) => {
     const event = await load(workspaceId(res), req.params.id, LIST_TEXT_LIMIT);
-    res.render('logs/event', { event, open: false });
+    res.render('logs/row', { event });
+  });
+
+  router.get('/:id/panel', async (req, res) => {
+    const event = await load(workspaceId(res), req.params.id, Number.POSITIVE_INFINITY);
+    const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
+    res.render('logs/detail', { event, deliveryAttempts });
   });
 
   router.get('/:id', async (req, res) => {
     const event = await load(workspaceId(res), req.params.id, Number.POSITIVE_INFINITY);
-    const extra = event as unknown as Record<string, unknown>;
-    const headers =
-      extra.headers && typeof extra.headers === 'object'
-        ? Object.entries(extra.headers as Record<string, string>)
-        : [];
     const [deliveryAttempts, thread] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),
@@ -39,14 +40,11 @@ export function eventPage(ctx: PanelServices): Router {
       title: `Event #${event.id}`,
       event,
       deliveryAttempts,
-      rawPayload: event.payload,
-      headers,
-      contentType: headers.find(([name]) => name === 'content-type')?.[1] ?? null,
-      senderIp: typeof extra.sender_ip === 'string' ? extra.sender_ip : null,
-      missing: Array.isArray(extra.missing) ? (extra.missing as string[]) : null,
-      threadKey: typeof extra.thread_key === 'string' ? extra.thread_key : null,
+      contentType: event.headers['content-type'] ?? null,
+      senderIp: event.sender_ip,
+      threadKey: event.thread_key,
+      model: event.model,
       thread: thread && threadView(thread, event.id),
-      model: typeof extra.model === 'string' ? extra.model : null,
       history: event.history as Record<string, unknown>[],
       replayable: !(UNFINISHED_STATUSES as readonly string[]).includes(event.status),
     });

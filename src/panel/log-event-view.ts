@@ -8,6 +8,8 @@ import { prettyPayload } from './pretty-json.js';
 /** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
 export const LIST_TEXT_LIMIT = 20_000;
 const EXCERPT_LENGTH = 160;
+/** The list's outcome column: one line of reply or error, enough to recognise it. */
+const OUTCOME_LENGTH = 200;
 
 export interface EventView extends EventJson {
   channelName: string;
@@ -25,6 +27,11 @@ export interface EventView extends EventJson {
   sizeBytes: number;
   /** The request headers by name, sorted for reading. */
   headerList: [string, string][];
+  /** The list's one line: the reply, or why there is none (`isError` draws it in red). */
+  outcome: { text: string; isError: boolean };
+  /** The reply laid out when it is JSON (a schema reply), else as the AI wrote it. */
+  replyText: string | null;
+  replyIsJson: boolean;
 }
 
 export function eventView(
@@ -39,13 +46,15 @@ export function eventView(
   const shorten = (text: string | null) =>
     text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
   // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
+  const reply = shorten(event.reply);
+  const laidOut = reply !== null && !tooLong(event.reply) ? prettyPayload(reply) : null;
   const payload = tooLong(event.payload)
     ? { text: shorten(event.payload) as string, isJson: false }
     : prettyPayload(event.payload);
   return {
     ...event,
     prompt: shorten(event.prompt),
-    reply: shorten(event.reply),
+    reply,
     channelName,
     channelExists: channels.has(event.channel_id),
     excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
@@ -56,7 +65,28 @@ export function eventView(
     sizeBytes:
       'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
     headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
+    outcome: outcomeOf(event),
+    replyText: laidOut?.isJson ? laidOut.text : reply,
+    replyIsJson: laidOut?.isJson ?? false,
   };
+}
+
+const oneLine = (text: string) => text.slice(0, OUTCOME_LENGTH).replace(/\s+/g, ' ').trim();
+
+/** What became of the event, on one line of the list: its reply, or the error that stands instead. */
+function outcomeOf(event: EventJson | EventPreview): { text: string; isError: boolean } {
+  if (event.status === 'rejected') return { text: refusalLine(event.error), isError: true };
+  if (event.status === 'filtered')
+    return { text: `accept_when did not hold: ${event.error ?? ''}`, isError: false };
+  if (event.reply !== null) return { text: oneLine(event.reply), isError: false };
+  if (event.error !== null) return { text: oneLine(event.error), isError: true };
+  if (event.status === 'skipped') return { text: 'The prompt rendered empty', isError: false };
+  return { text: 'Waiting for the AI', isError: false };
+}
+
+/** A refusal's code in words, without the advice the event's own page gives. */
+function refusalLine(code: string | null): string {
+  return (code ?? 'refused').replace(/_/g, ' ');
 }
 
 /** An event of the thread section of the event page. */

@@ -4,7 +4,7 @@ import { notFound } from '../platform/errors.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
-import { logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
+import { filterWords, logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
 import { workspaceId } from './panel-auth.js';
 import { eventPage } from './log-event-page.js';
 
@@ -42,8 +42,11 @@ export function logPages(ctx: PanelServices): Router {
       form.search || form.channel || form.thread || form.status || form.from || form.to,
     );
     const query = logsUrl(form).replace(/^\/logs\??/, '');
+    const filterSummary = filterWords(form, channels.get(form.channel)?.name);
+    const titleWords = [form.search && `“${form.search}”`, filterSummary].filter(Boolean);
     res.render('logs/index', {
-      title: 'Brain Logs',
+      title: titleWords.length ? `Brain Logs · ${titleWords.join(' · ')}` : 'Brain Logs',
+      filterSummary,
       pageClass: 'logs-page',
       form,
       problems,

@@ -14,7 +14,7 @@ let url: string;
 const ids: string[] = [];
 
 const listedIds = (html: string) =>
-  [...html.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+  [...html.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map((m) => m[1]);
 
 beforeAll(async () => {
   app = await startTestApp({ env: ADMIN_ENV });
@@ -58,9 +58,9 @@ describe('Brain Logs for operators (panel)', () => {
 
   it('shows why a request was refused without opening it', async () => {
     const html = (await client.page('/logs?status=rejected')).text;
-    const summary = /<summary>([\s\S]*?)<\/summary>/.exec(html)?.[1] ?? '';
-    expect(summary).toContain('class="event-reason"');
-    expect(unescapeHtml(summary)).toContain("used this month's chat quota");
+    const row = /<li class="event-row is-error"[\s\S]*?<\/li>/.exec(html)?.[0] ?? '';
+    expect(row).toMatch(/badge-rejected"[^>]*>Rejected 403<\/span>/);
+    expect(row).toContain('<span class="c-outcome">quota exceeded</span>');
   });
 
   it('draws the volume chart from the filter’s counts per hour and status', async () => {
