@@ -127,6 +127,7 @@ export class Intake {
         payload: text,
         payloadTruncated: truncated,
         refusal: code,
+        refusalDetail: refusal.error.detail,
       };
     }
     return {

@@ -18,6 +18,11 @@ export function eventPage(ctx: PanelServices): Router {
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     return eventView(event, channels, limit);
   };
+  // The outcome's views (the page and the detail) add the exact refusal the sender got.
+  const loadWhole = async (ws: string, rawId: unknown) => {
+    const event = await load(ws, rawId, Number.POSITIVE_INFINITY);
+    return { ...event, refusalDetail: await ctx.eventReader.refusalDetail(ws, event) };
+  };
 
   router.get('/:id/row', async (req, res) => {
     const event = await load(workspaceId(res), req.params.id, LIST_TEXT_LIMIT);
@@ -25,13 +30,13 @@ export function eventPage(ctx: PanelServices): Router {
   });
 
   router.get('/:id/panel', async (req, res) => {
-    const event = await load(workspaceId(res), req.params.id, Number.POSITIVE_INFINITY);
+    const event = await loadWhole(workspaceId(res), req.params.id);
     const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
     res.render('logs/detail', { event, deliveryAttempts });
   });
 
   router.get('/:id', async (req, res) => {
-    const event = await load(workspaceId(res), req.params.id, Number.POSITIVE_INFINITY);
+    const event = await loadWhole(workspaceId(res), req.params.id);
     const [deliveryAttempts, thread] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),

@@ -5,11 +5,14 @@ import type { ThreadAround, ThreadEvent } from '../brain-logs/events-thread.js';
 import { refusal } from './format.js';
 import { prettyPayload } from './pretty-json.js';
 
-/** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
-export const LIST_TEXT_LIMIT = 20_000;
+/**
+ * The list reads only the start of each text: a row shows one line of reply or error, and the
+ * detail beside it (or the event's own page) reads the whole event.
+ */
+export const LIST_TEXT_LIMIT = 200;
 const EXCERPT_LENGTH = 160;
 /** The list's outcome column: one line of reply or error, enough to recognise it. */
-const OUTCOME_LENGTH = 200;
+const OUTCOME_LENGTH = LIST_TEXT_LIMIT;
 
 export interface EventView extends EventJson {
   channelName: string;
@@ -77,7 +80,7 @@ const oneLine = (text: string) => text.slice(0, OUTCOME_LENGTH).replace(/\s+/g, 
 function outcomeOf(event: EventJson | EventPreview): { text: string; isError: boolean } {
   if (event.status === 'rejected') return { text: refusalLine(event.error), isError: true };
   if (event.status === 'filtered')
-    return { text: `accept_when did not hold: ${event.error ?? ''}`, isError: false };
+    return { text: reasonOf(event) as string, isError: false };
   if (event.reply !== null) return { text: oneLine(event.reply), isError: false };
   if (event.error !== null) return { text: oneLine(event.error), isError: true };
   if (event.status === 'skipped') return { text: 'The prompt rendered empty', isError: false };

@@ -200,7 +200,9 @@ describe('Brain Logs', () => {
     expect(repliedDetail).toMatch(/<pre class="event-prompt"[^>]*>Order 5<\/pre>/);
     expect(repliedDetail).toMatch(/<pre class="event-reply"[^>]*>Thanks for order 5!<\/pre>/);
     // Outcome first: the reply comes before the prompt and the payload.
-    expect(repliedDetail.indexOf('event-reply')).toBeLessThan(repliedDetail.indexOf('event-prompt'));
+    expect(repliedDetail.indexOf('event-reply')).toBeLessThan(
+      repliedDetail.indexOf('event-prompt'),
+    );
     const failedDetail = await detailOf(failed);
     expect(failedDetail).toContain('<pre class="event-error">AI server answered 500</pre>');
     expect((await client.page(`/logs/${failed}`)).text).toContain('<dt>Attempts</dt><dd>5</dd>');
