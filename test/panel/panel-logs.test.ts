@@ -280,6 +280,14 @@ describe('Brain Logs', () => {
     expect(listed).toEqual([...sent].reverse());
   });
 
+  it('sends its pages, script and styles compressed', async () => {
+    for (const path of ['/logs', '/static/logs.js', '/static/panel.css']) {
+      const res = await client.page(path).set('Accept-Encoding', 'gzip');
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-encoding'], path).toBe('gzip');
+    }
+  });
+
   it('refuses a cursor it did not give out', async () => {
     expect((await client.page('/logs?cursor=garbage')).status).toBe(400);
   });
