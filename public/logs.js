@@ -67,7 +67,7 @@
   // Live: an event counted once in its hour's bar, under its status of the moment.
   var counted = {};
   function countInChart(change) {
-    if (!chart || !volume) return;
+    if (!chart || !volume || !change.received_at) return;
     var bucket = bucketIso(new Date(change.received_at));
     var index = volume.buckets.indexOf(bucket);
     if (index < 0) return;

@@ -79,8 +79,7 @@ const oneLine = (text: string) => text.slice(0, OUTCOME_LENGTH).replace(/\s+/g, 
 /** What became of the event, on one line of the list: its reply, or the error that stands instead. */
 function outcomeOf(event: EventJson | EventPreview): { text: string; isError: boolean } {
   if (event.status === 'rejected') return { text: refusalLine(event.error), isError: true };
-  if (event.status === 'filtered')
-    return { text: reasonOf(event) as string, isError: false };
+  if (event.status === 'filtered') return { text: reasonOf(event) as string, isError: false };
   if (event.reply !== null) return { text: oneLine(event.reply), isError: false };
   if (event.error !== null) return { text: oneLine(event.error), isError: true };
   if (event.status === 'skipped') return { text: 'The prompt rendered empty', isError: false };
