@@ -3,7 +3,7 @@ import { PAGE_BYTES } from '../../src/brain-logs/event-pages.js';
 import { byteSize } from '../../src/panel/format.js';
 import { LIST_TEXT_LIMIT } from '../../src/panel/log-event-view.js';
 import { parseLogFilter } from '../../src/panel/log-filters.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
+import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
