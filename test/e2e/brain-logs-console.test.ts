@@ -175,7 +175,8 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     await refusal.waitFor();
     expect(await refusal.textContent()).toContain('HTTP 400');
     expect(await refusal.textContent()).toContain('Refused: the body is not valid JSON');
-    const colour = await refusal.evaluate((node) => getComputedStyle(node).color);
+    // Browser code as text: this file is compiled without the DOM's types.
+    const colour = await refusal.evaluate('(node) => getComputedStyle(node).color');
     expect(colour).not.toBe('rgb(28, 31, 42)'); // not the body text's colour
   });
 
