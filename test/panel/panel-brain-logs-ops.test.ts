@@ -153,6 +153,25 @@ describe('Brain Logs for operators (panel)', () => {
     expect(words).toBe('5 total · 1 refused · 0 failed');
     expect(html).toContain('class="sparkline"');
   });
+
+  it('groups failures by channel and cause, each linking to its events', async () => {
+    const broken = await client.createChannel('Broken');
+    const brokenUrl = await client.webhookUrl(broken);
+    await driver.sendEvent(brokenUrl, '{"a":');
+    await driver.sendEvent(brokenUrl, '[]');
+    await driver.sendEvent(brokenUrl, '{"b":');
+    const html = (await client.page(`/logs?channel=${broken}`)).text;
+    const section = /<details class="card failures"[\s\S]*?<\/details>/.exec(html)?.[0] ?? '';
+    const groups = [
+      ...section.matchAll(/<strong class="text-error">([^<]+)<\/strong> ×(\d+)/g),
+    ].map((m) => `${m[1]} ×${m[2]}`);
+    expect(groups).toEqual(['invalid json ×2', 'payload not object ×1']);
+    expect(section).toContain('Broken · last <time');
+    const link = /<li data-cause="invalid_json"[^>]*>\s*<a href="([^"]+)"/.exec(section)?.[1];
+    const listed = await client.page(unescapeHtml(link ?? ''));
+    expect(listed.text).toMatch(/<strong id="event-total" data-exact="true">2<\/strong>/);
+    expect(listedIds(listed.text)).toHaveLength(2);
+  });
 });
 
 describe('the chart of a payload search', () => {
