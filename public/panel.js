@@ -95,4 +95,7 @@
       });
     });
   }
+  // A form shown again with errors: its summary at the top is read first, each error a link.
+  var summary = document.getElementById('error-summary');
+  if (summary) summary.focus();
 })();

@@ -47,7 +47,9 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     context = await browser.newContext({ baseURL: app.baseUrl, viewport: DESKTOP });
     page = await context.newPage();
     page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
+      // The editor's refused save is a 400 page, as it should be: not a problem of the page.
+      const refusedSave = message.text().includes('status of 400');
+      if (message.type() === 'error' && !refusedSave) problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
     await page.goto('/login');
@@ -176,8 +178,10 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     expect(await refusal.textContent()).toContain('HTTP 400');
     expect(await refusal.textContent()).toContain('Refused: the body is not valid JSON');
     // Browser code as text: this file is compiled without the DOM's types.
-    const colour = await refusal.evaluate('(node) => getComputedStyle(node).color');
-    expect(colour).not.toBe('rgb(28, 31, 42)'); // not the body text's colour
+    const colour = await page.evaluate(
+      `getComputedStyle(document.querySelector('#event-detail #refusal')).color`,
+    );
+    expect(colour).toBe('rgb(138, 28, 18)'); // the error notice's red
   });
 
   it('without JavaScript, a row is a link to the event page', async () => {
@@ -250,6 +254,36 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     expect(visible).toBeGreaterThanOrEqual(8);
     await phone.screenshot({ path: `${SCREENSHOTS}/brain-logs-390.png` });
     await phone.close();
+  });
+
+  it('shows every error of the channel editor at once, at the top, each linked to its field', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    await page.fill('#ai_temperature', 'hot');
+    await page.fill('#ai_max_tokens', '-5');
+    await page.fill('#ai_history', 'many');
+    await page.locator('#editor button.primary:has-text("Save")').last().click();
+    await page.locator('#error-summary').waitFor();
+    const box = await page.locator('#error-summary').boundingBox();
+    expect(box?.y ?? 9999).toBeLessThan(DESKTOP.height);
+    expect(await page.evaluate('document.activeElement.id')).toBe('error-summary');
+    const links = await page.$$eval('#error-summary a', (anchors) =>
+      anchors.map((a) => a.getAttribute('href')),
+    );
+    expect(links.sort()).toEqual(['#ai_history', '#ai_max_tokens', '#ai_temperature']);
+    for (const field of ['#ai_temperature', '#ai_max_tokens', '#ai_history']) {
+      expect(await page.getAttribute(field, 'aria-invalid')).toBe('true');
+      const border = await page.evaluate(
+        `getComputedStyle(document.querySelector('${field}')).borderTopColor`,
+      );
+      expect(border).toBe('rgb(180, 35, 24)'); // --bad
+    }
+    await page.click('#error-summary a[href="#ai_max_tokens"]');
+    expect(page.url()).toMatch(/#ai_max_tokens$/);
+    await page.screenshot({ path: `${SCREENSHOTS}/channel-editor-errors-1440.png` });
+    await page.setViewportSize(PHONE);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: `${SCREENSHOTS}/channel-editor-errors-390.png` });
+    await page.setViewportSize(DESKTOP);
   });
 
   it('raised no script error and no CSP violation', () => {
