@@ -160,7 +160,7 @@ export function channelEditor(ctx: PanelServices) {
     await show(res, channel, { ...form, sample }, { testOutcome });
   };
 
-  return { show, formOf, preview, sendTestEvent };
+  return { show, formOf, preview, sendTestEvent, lastPayload };
 }
 
 /** A copy-and-paste command that sends one event; single quotes keep the shell out of the JSON. */
