@@ -286,6 +286,23 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     await page.setViewportSize(DESKTOP);
   });
 
+  it('masks the reply secret, with Show and Copy beside it', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    const secret = page.locator('#reply-secret');
+    expect(await secret.getAttribute('type')).toBe('password');
+    const show = page.locator('[data-reveal="#reply-secret"]');
+    await show.click();
+    expect(await secret.getAttribute('type')).toBe('text');
+    expect(await secret.inputValue()).toMatch(/^whsec_/);
+    expect(await show.textContent()).toBe('Hide');
+    await show.click();
+    expect(await secret.getAttribute('type')).toBe('password');
+    const copy = page.locator('[data-copy="#reply-secret"]');
+    await copy.click();
+    await expect.poll(() => copy.textContent()).toBe('Copied');
+    expect(await secret.getAttribute('type')).toBe('password');
+  });
+
   it('raised no script error and no CSP violation', () => {
     expect(problems).toEqual([]);
   });
