@@ -93,11 +93,18 @@
   // "Who may send": the guide follows the scheme picked, before the form is saved.
   var scheme = document.getElementById('scheme');
   if (scheme) {
-    scheme.addEventListener('change', function () {
+    var showSchemeFields = function () {
       document.querySelectorAll('.scheme-guide-item').forEach(function (item) {
         item.classList.toggle('current', item.getAttribute('data-scheme') === scheme.value);
       });
-    });
+      // Only the fields the chosen scheme uses.
+      document.querySelectorAll('[data-schemes]').forEach(function (field) {
+        var schemes = field.getAttribute('data-schemes').split(' ');
+        field.hidden = schemes.indexOf(scheme.value) < 0;
+      });
+    };
+    scheme.addEventListener('change', showSchemeFields);
+    showSchemeFields();
   }
   // A form shown again with errors: its summary at the top is read first, each error a link.
   var summary = document.getElementById('error-summary');

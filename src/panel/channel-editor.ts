@@ -8,7 +8,7 @@ import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { aboutSpan } from './format.js';
 import { formField, workspaceId } from './panel-auth.js';
-import { SCHEME_CHOICES, senderFormOf, type SenderForm } from './sender-form.js';
+import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 
 export interface EditorForm {
@@ -83,6 +83,7 @@ export function channelEditor(ctx: PanelServices) {
       },
       senderForm: extras.senderForm ?? senderFormOf(channel),
       schemeChoices: SCHEME_CHOICES,
+      schemeFields: SCHEME_FIELDS,
     });
   };
 

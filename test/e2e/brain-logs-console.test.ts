@@ -303,6 +303,25 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     expect(await secret.getAttribute('type')).toBe('password');
   });
 
+  it('shows only the sender fields of the chosen verification scheme', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    const shown = async () => {
+      const fields = ['secret', 'header', 'encoding', 'tolerance_s'];
+      const visible = await Promise.all(fields.map((id) => page.isVisible(`#${id}`)));
+      return fields.filter((_id, i) => visible[i]);
+    };
+    expect(await shown()).toEqual([]);
+    await page.selectOption('#scheme', 'github');
+    expect(await shown()).toEqual(['secret']);
+    await page.selectOption('#scheme', 'hmac-sha256');
+    expect(await shown()).toEqual(['secret', 'header', 'encoding']);
+    await page.selectOption('#scheme', 'stripe');
+    expect(await shown()).toEqual(['secret', 'tolerance_s']);
+    await page
+      .locator('#who-may-send')
+      .screenshot({ path: `${SCREENSHOTS}/senders-stripe-1440.png` });
+  });
+
   it('raised no script error and no CSP violation', () => {
     expect(problems).toEqual([]);
   });
