@@ -10,7 +10,6 @@ import { prettyPayload } from './pretty-json.js';
  * detail beside it (or the event's own page) reads the whole event.
  */
 export const LIST_TEXT_LIMIT = 200;
-const EXCERPT_LENGTH = 160;
 /** The list's outcome column: one line of reply or error, enough to recognise it. */
 const OUTCOME_LENGTH = LIST_TEXT_LIMIT;
 
@@ -18,14 +17,10 @@ export interface EventView extends EventJson {
   channelName: string;
   /** False for a deleted channel: its events stay, its page is gone. */
   channelExists: boolean;
-  /** The start of the payload on one line, to scan the list without opening events. */
-  excerpt: string;
   payloadText: string;
   payloadIsJson: boolean;
-  /** Why a refused request was refused, in words, for the collapsed row. */
+  /** Why a refused or filtered event got no reply, in words, for its outcome. */
   reason: string | null;
-  /** Some text was cut for the list; the full event is at /logs/:id. */
-  cut: boolean;
   /** The whole payload's size in bytes, as stored: for a preview too, not the preview's. */
   sizeBytes: number;
   /** The request headers by name, sorted for reading. */
@@ -45,7 +40,6 @@ export function eventView(
   const channelName =
     channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
   const tooLong = (text: string | null) => text !== null && text.length > limit;
-  const cut = tooLong(event.payload) || tooLong(event.prompt) || tooLong(event.reply);
   const shorten = (text: string | null) =>
     text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
   // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
@@ -60,11 +54,9 @@ export function eventView(
     reply,
     channelName,
     channelExists: channels.has(event.channel_id),
-    excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
     payloadText: payload.text,
     payloadIsJson: payload.isJson,
     reason: reasonOf(event),
-    cut,
     sizeBytes:
       'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
     headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
