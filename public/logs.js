@@ -1,36 +1,37 @@
-// Brain Logs: the volume chart and the Live toggle. The page works without this file.
+// Brain Logs: the volume chart, the Live toggle and the detail beside the list. The page works
+// without this file: each row links to its event's page, the filters and the chart are forms and
+// <details>.
 (function () {
   'use strict';
 
-  var COLORS = {
-    replied: '#2f9e6a',
-    skipped: '#8a94a6',
-    pending: '#d9a426',
-    processing: '#3b7dd8',
-    failed: '#d64545',
-    rejected: '#a34fb5',
-  };
+  var STATUSES = ['replied', 'skipped', 'filtered', 'pending', 'processing', 'failed', 'rejected'];
+  var styles = getComputedStyle(document.documentElement);
+  // The legend's swatches and the bars take their colours from the same CSS variables.
+  function colourOf(status) {
+    return styles.getPropertyValue('--status-' + status).trim() || '#8a94a6';
+  }
 
-  // Events per hour or day, stacked by status.
+  var list = document.getElementById('event-list');
   var canvas = document.getElementById('volume-chart');
+  var volume = canvas ? JSON.parse(canvas.getAttribute('data-volume')) : null;
+  var chart = null;
+
+  // Events per hour or day, stacked by status; a bar shows the events of its hour and status.
   if (canvas && window.Chart) {
-    var volume = JSON.parse(canvas.getAttribute('data-volume'));
     var labels = volume.buckets.map(function (iso) {
       return volume.unit === 'hour' ? iso.slice(11, 16) : iso.slice(5, 10);
     });
-    var datasets = Object.keys(COLORS)
-      .filter(function (status) {
-        return volume.series[status];
-      })
-      .map(function (status) {
-        return {
-          label: status,
-          data: volume.series[status],
-          backgroundColor: COLORS[status],
-          stack: 'events',
-        };
-      });
-    canvas.chart = new window.Chart(canvas, {
+    var datasets = STATUSES.filter(function (status) {
+      return volume.series[status];
+    }).map(function (status) {
+      return {
+        label: status,
+        data: volume.series[status],
+        backgroundColor: colourOf(status),
+        stack: 'events',
+      };
+    });
+    chart = canvas.chart = new window.Chart(canvas, {
       type: 'bar',
       data: { labels: labels, datasets: datasets },
       options: {
@@ -41,12 +42,151 @@
           x: { stacked: true, grid: { display: false } },
           y: { stacked: true, beginAtZero: true, ticks: { precision: 0 } },
         },
+        onClick: function (_event, elements) {
+          if (!elements.length) return;
+          var hit = elements[0];
+          location.href = bucketUrl(hit.index, datasets[hit.datasetIndex].label);
+        },
       },
     });
   }
 
+  function bucketUrl(index, status) {
+    var from = new Date(volume.buckets[index]);
+    var to = new Date(from.getTime() + (volume.unit === 'hour' ? 3600000 : 86400000));
+    var params = new URLSearchParams(location.search);
+    ['cursor', 'since', 'from', 'to', 'status'].forEach(function (name) {
+      params.delete(name);
+    });
+    params.set('from', from.toISOString().slice(0, 19));
+    params.set('to', to.toISOString().slice(0, 19));
+    params.set('status', status);
+    return '/logs?' + params.toString();
+  }
+
+  // Live: an event counted once in its hour's bar, under its status of the moment.
+  var counted = {};
+  function countInChart(change) {
+    if (!chart || !volume || !change.received_at) return;
+    var bucket = bucketIso(new Date(change.received_at));
+    var index = volume.buckets.indexOf(bucket);
+    if (index < 0) return;
+    var row = document.getElementById('event-' + change.id);
+    var before = counted[change.id] || (row ? row.getAttribute('data-status') : null);
+    if (before === change.status) return;
+    if (before) bump(before, index, -1);
+    else addToTotal('volume-total', 1);
+    bump(change.status, index, 1);
+    counted[change.id] = change.status;
+    chart.update();
+  }
+  function bucketIso(date) {
+    var iso = date.toISOString();
+    return volume.unit === 'hour' ? iso.slice(0, 13) + ':00:00Z' : iso.slice(0, 10) + 'T00:00:00Z';
+  }
+  function bump(status, index, by) {
+    var set = chart.data.datasets.filter(function (d) {
+      return d.label === status;
+    })[0];
+    if (!set) {
+      set = {
+        label: status,
+        data: volume.buckets.map(function () {
+          return 0;
+        }),
+        backgroundColor: colourOf(status),
+        stack: 'events',
+      };
+      chart.data.datasets.push(set);
+    }
+    set.data[index] = Math.max(0, set.data[index] + by);
+    var total = document.querySelector('[data-status-total="' + status + '"]');
+    if (total) total.textContent = String(Math.max(0, Number(total.textContent) + by));
+  }
+  function addToTotal(id, by) {
+    var total = document.getElementById(id);
+    if (total) total.textContent = String(Number(total.textContent) + by);
+  }
+
+  // The detail beside the list: a click or Enter on a row opens it, j and k move through rows.
+  var layout = document.querySelector('.logs-layout');
+  var pane = document.getElementById('event-detail');
+  var wide = window.matchMedia('(min-width: 1100px)');
+  var shownId = null;
+
+  function rows() {
+    return Array.prototype.slice.call(list ? list.querySelectorAll('.event-row') : []);
+  }
+  function select(row) {
+    rows().forEach(function (other) {
+      if (other !== row) other.removeAttribute('aria-current');
+    });
+    row.setAttribute('aria-current', 'true');
+  }
+  function openDetail(row) {
+    select(row);
+    var link = row.querySelector('.row-link');
+    var id = row.getAttribute('data-event-id');
+    shownId = id;
+    return fetch(link.getAttribute('data-panel'), { credentials: 'same-origin' })
+      .then(function (response) {
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) {
+        if (html === null || shownId !== id) return;
+        pane.innerHTML = html;
+        pane.hidden = false;
+        layout.classList.add('has-detail');
+      })
+      .catch(function () {
+        location.href = link.href;
+      });
+  }
+  function closeDetail() {
+    pane.hidden = true;
+    pane.innerHTML = '';
+    layout.classList.remove('has-detail');
+    shownId = null;
+    var current = list && list.querySelector('.event-row[aria-current]');
+    if (current) {
+      current.removeAttribute('aria-current');
+      current.querySelector('.row-link').focus();
+    }
+  }
+  function move(step) {
+    var all = rows();
+    if (!all.length) return;
+    var current = list.querySelector('.event-row[aria-current]');
+    var focused = document.activeElement && document.activeElement.closest('.event-row');
+    var from = all.indexOf(current || focused);
+    var next = all[Math.min(all.length - 1, Math.max(0, from < 0 ? 0 : from + step))];
+    next.querySelector('.row-link').focus();
+    if (wide.matches) openDetail(next);
+    else select(next);
+  }
+
+  if (list && pane && layout) {
+    list.addEventListener('click', function (event) {
+      var link = event.target.closest('.row-link');
+      // A narrow screen, or a click meant for a new tab, follows the link to the event page.
+      if (!link || !wide.matches || event.ctrlKey || event.metaKey || event.shiftKey) return;
+      event.preventDefault();
+      openDetail(link.closest('.event-row'));
+    });
+    pane.addEventListener('click', function (event) {
+      if (event.target.closest('[data-detail-close]')) closeDetail();
+    });
+    document.addEventListener('keydown', function (event) {
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      var target = event.target;
+      if (target.closest('input, select, textarea, [contenteditable]')) return;
+      if (event.key === 'j') move(1);
+      else if (event.key === 'k') move(-1);
+      else if (event.key === 'Escape' && !pane.hidden) closeDetail();
+    });
+  }
+
   // Live: new events are put on top, and rows change as their status does.
-  var list = document.getElementById('event-list');
   var toggle = document.getElementById('live-toggle');
   if (!list || !toggle || !window.EventSource) return;
   // Only the first page shows the newest events; older pages stay as they are.
@@ -75,25 +215,27 @@
     var change = JSON.parse(message.data);
     var current = document.getElementById('event-' + change.id);
     if (!current && !firstPage) return;
+    countInChart(change);
     fetch('/logs/' + encodeURIComponent(change.id) + '/row', { credentials: 'same-origin' })
       .then(function (response) {
         return response.ok ? response.text() : null;
       })
       .then(function (html) {
         if (!html) return;
-        var fresh = new DOMParser().parseFromString(html, 'text/html').querySelector('details');
+        var template = document.createElement('template');
+        template.innerHTML = html.trim();
+        var fresh = template.content.querySelector('.event-row');
         if (!fresh) return;
-        fresh = document.adoptNode(fresh);
         var existing = document.getElementById('event-' + change.id);
         if (existing) {
-          fresh.open = existing.open;
+          if (existing.hasAttribute('aria-current')) fresh.setAttribute('aria-current', 'true');
+          if (existing.classList.contains('live-new')) fresh.classList.add('live-new');
           existing.replaceWith(fresh);
+          if (shownId === change.id) openDetail(fresh);
           return;
         }
-        var item = document.createElement('li');
-        item.className = 'live-new';
-        item.appendChild(fresh);
-        list.insertBefore(item, list.firstChild);
+        fresh.classList.add('live-new');
+        list.insertBefore(fresh, list.firstChild);
         var empty = document.querySelector('.card.empty');
         if (empty) empty.remove();
         var total = document.getElementById('event-total');

@@ -28,12 +28,16 @@
 
   // Plain http on a remote host has no clipboard API: fall back to selecting the text.
   function selectAndCopy(field, done) {
+    // A masked secret cannot be copied as it is shown: it is unmasked for the copy only.
+    var masked = field.type === 'password';
+    if (masked) field.type = 'text';
     if (field.select) field.select();
     try {
       if (document.execCommand('copy')) done();
     } catch (e) {
       /* the text stays selected for a manual copy */
     }
+    if (masked) field.type = 'password';
   }
 
   // The workspace selector switches as soon as another workspace is chosen.
@@ -89,10 +93,32 @@
   // "Who may send": the guide follows the scheme picked, before the form is saved.
   var scheme = document.getElementById('scheme');
   if (scheme) {
-    scheme.addEventListener('change', function () {
+    var showSchemeFields = function () {
       document.querySelectorAll('.scheme-guide-item').forEach(function (item) {
         item.classList.toggle('current', item.getAttribute('data-scheme') === scheme.value);
       });
-    });
+      // Only the fields the chosen scheme uses.
+      document.querySelectorAll('[data-schemes]').forEach(function (field) {
+        var schemes = field.getAttribute('data-schemes').split(' ');
+        field.hidden = schemes.indexOf(scheme.value) < 0;
+      });
+    };
+    scheme.addEventListener('change', showSchemeFields);
+    showSchemeFields();
   }
+  // A form shown again with errors: its summary at the top is read first, each error a link.
+  var summary = document.getElementById('error-summary');
+  if (summary) summary.focus();
+  // Secrets stay masked until asked for: a Show button beside each (hidden without this file).
+  document.querySelectorAll('[data-reveal]').forEach(function (button) {
+    var field = document.querySelector(button.getAttribute('data-reveal'));
+    if (!field) return;
+    button.hidden = false;
+    button.addEventListener('click', function () {
+      var shown = field.type === 'password';
+      field.type = shown ? 'text' : 'password';
+      button.textContent = shown ? 'Hide' : 'Show';
+      button.setAttribute('aria-pressed', shown ? 'true' : 'false');
+    });
+  });
 })();

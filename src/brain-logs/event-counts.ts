@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/database.js';
 import { filterConditions, type EventFilter } from './events-filter.js';
 import { countMatching } from './events-scan.js';
+import { failureGroups, type FailureGroup } from './failure-groups-repo.js';
 import { channelDays, eventVolume, type ChannelDay, type Volume } from './events-volume.js';
 
 /** How many events: a filter's total, its chart per hour or day, and each channel's last day. */
@@ -16,6 +17,16 @@ export class EventCounts {
   volume(workspaceId: string, filter: EventFilter, from: Date, to: Date): Promise<Volume> {
     const { from: _from, to: _to, ...rest } = filterConditions(workspaceId, filter);
     return eventVolume(this.db, rest, from, to);
+  }
+
+  /** Refused and failed events in [from, to) by channel and cause, the most frequent first. */
+  failures(
+    workspaceId: string,
+    channelId: string | undefined,
+    from: Date,
+    to: Date,
+  ): Promise<FailureGroup[]> {
+    return failureGroups(this.db, workspaceId, channelId, from, to, 12);
   }
 
   /** Each channel's last 24 hours, by channel id. */

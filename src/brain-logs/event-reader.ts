@@ -3,6 +3,7 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventRow } from '../events/event-row.js';
 import { EventsStore } from '../events/events-store.js';
+import { refusalDetailOf } from './event-refusal-repo.js';
 
 /**
  * The latest delivery of each of these events that has one: reply delivery's service, which
@@ -30,6 +31,12 @@ export class EventReader {
   async get(workspaceId: string, id: string): Promise<EventJson> {
     const row = await this.store.find(workspaceId, id);
     return toEventJson(row, (await this.deliveries([row.id])).get(row.id));
+  }
+
+  /** What a refused sender was told, word for word; null for an event that was not refused. */
+  async refusalDetail(workspaceId: string, event: EventJson): Promise<string | null> {
+    if (event.status !== 'rejected') return null;
+    return refusalDetailOf(this.db, workspaceId, event.id);
   }
 
   /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */

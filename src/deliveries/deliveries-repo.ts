@@ -110,12 +110,15 @@ export interface AttemptRow {
   status: number | null;
   error: string | null;
   duration_ms: number;
+  /** Made for the event's newest delivery (a replayed event has one delivery per outcome). */
+  current: boolean;
 }
 
 /** Every attempt made to deliver an event's reply (all its reply deliveries), oldest first. */
 export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
   const { rows } = await db.query<AttemptRow>(
-    `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms
+    `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms,
+            deliveries.id = (select max(id) from deliveries where event_id = $1) as current
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
      where deliveries.event_id = $1 and deliveries.destination_id is null
      order by delivery_attempts.id`,

@@ -20,6 +20,8 @@ export interface DeliveryAttempt {
   status: number | null;
   error: string | null;
   duration_ms: number;
+  /** Of the newest delivery, the one `delivery` on the event describes; else of an earlier outcome. */
+  current: boolean;
 }
 
 /** A destination's record in the channel editor: its last messages and the share delivered. */
@@ -114,6 +116,7 @@ export class DeliveriesService {
       status: row.status,
       error: row.error,
       duration_ms: row.duration_ms,
+      current: row.current,
     }));
   }
 

@@ -138,6 +138,7 @@ export class Intake {
         payloadTruncated: truncated,
         refusal: code,
         trace,
+        refusalDetail: refusal.error.detail,
       };
     }
     return {

@@ -23,6 +23,8 @@ export interface IncomingEvent {
   threadKey?: string | null;
   /** The code of the pipeline's refusal: the request is recorded as a `rejected` event. */
   refusal?: string;
+  /** The refusal's detail as the sender got it, kept for Brain Logs. */
+  refusalDetail?: string;
   /** A refusal's `payload` is only the start of its body. */
   payloadTruncated?: boolean;
   /** The request's trace (src/tracing/); absent when tracing is off. */
@@ -51,7 +53,7 @@ interface BatchParameters {
   keyUses: (string | null)[];
   /** The condition each filtered request did not meet, else null. */
   filters: (string | null)[];
-  /** The pipeline's refusals, as a JSON array of {position, code, truncated}. */
+  /** The pipeline's refusals, as a JSON array of {position, code, truncated, detail}. */
   refusals: string;
   /** Each request's trace id (sampled traces only) and traceparent, else null. */
   traceIds: (string | null)[];
@@ -89,9 +91,16 @@ export const P = Object.fromEntries(
 
 export function batchParameters(events: IncomingEvent[], deadline: number): BatchParameters {
   const uses = keyUsesInBatch(events);
-  const refusals: { position: number; code: string; truncated: boolean }[] = [];
-  events.forEach(({ refusal, payloadTruncated }, i) => {
-    if (refusal) refusals.push({ position: i + 1, code: refusal, truncated: !!payloadTruncated });
+  const refusals: { position: number; code: string; truncated: boolean; detail: string | null }[] =
+    [];
+  events.forEach(({ refusal, payloadTruncated, refusalDetail }, i) => {
+    if (refusal)
+      refusals.push({
+        position: i + 1,
+        code: refusal,
+        truncated: !!payloadTruncated,
+        detail: refusalDetail ?? null,
+      });
   });
   return {
     workspaceIds: events.map((e) => e.channel.workspace_id),

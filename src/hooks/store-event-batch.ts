@@ -39,7 +39,8 @@ with
   -- The payloads turned into bytes once; each request's payload is a slice of them.
   payloads as materialized (select convert_to(${P.payloads}::text, 'UTF8') as bytes),
   requests as (
-    select request.*, headers.headers, refused.code as refusal, refused.truncated
+    select request.*, headers.headers, refused.code as refusal, refused.truncated,
+           refused.detail as refusal_detail
     from unnest(${P.workspaceIds}::bigint[], ${P.channelIds}::bigint[], ${P.tokenHashes}::text[],
                 ${P.payloadStarts}::integer[], ${P.payloadBytes}::integer[],
                 ${P.keptBytes}::integer[], ${P.senderIps}::text[], ${P.threadKeys}::text[],
@@ -53,7 +54,7 @@ with
     join jsonb_array_elements(${P.headers}::jsonb) with ordinality as headers(headers, position)
       on headers.position = request.position
     left join jsonb_to_recordset(${P.refusals}::jsonb)
-           as refused(position bigint, code text, truncated boolean)
+           as refused(position bigint, code text, truncated boolean, detail text)
       on refused.position = request.position
     -- Evaluated once, before the first row: the limits hold for every row after.
     where exists (select from limits)
@@ -184,7 +185,8 @@ with
   stored as (
     insert into events (id, workspace_id, channel_id, status, payload, payload_truncated, error,
                         completed_at, headers, sender_ip, duplicates, thread_key, dedup_key,
-                        dedup_expires_at, dedup_body_hash, trace_id, traceparent)
+                        dedup_expires_at, dedup_body_hash, trace_id, traceparent,
+                        refusal_detail)
     overriding system value
     select id, workspace_id, channel_id,
            case outcome when 'accepted' then 'pending' when 'filtered' then 'filtered'
@@ -207,7 +209,8 @@ with
            case when outcome in ('accepted', 'filtered')
              then now() + make_interval(secs => window_s) end,
            case when outcome in ('accepted', 'filtered') then decode(body_hash, 'hex') end,
-           trace_id, traceparent
+           trace_id, traceparent,
+           case when outcome = 'rejected' then refusal_detail end
     from numbered
     left join repeats on repeats.first_position = numbered.position
     where id is not null

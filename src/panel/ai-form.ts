@@ -142,9 +142,10 @@ export async function parseAiForm(
     restore: form.restore === 'on' ? true : null,
     spotlight: form.spotlight === 'on' ? true : null,
   };
-  if (Object.keys(errors).length) return { errors };
+  // The other fields are checked too, so that every error shows at once, not one per save.
   const parsed = await aiSettingsInputSchema.safeParseAsync(candidate);
-  if (parsed.success) return { input: parsed.data, errors };
+  if (parsed.success)
+    return Object.keys(errors).length ? { errors } : { input: parsed.data, errors };
   for (const issue of parsed.error.issues) {
     const [name, index, member] = issue.path;
     const field =

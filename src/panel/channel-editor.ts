@@ -8,7 +8,7 @@ import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { aboutSpan } from './format.js';
 import { formField, workspaceId } from './panel-auth.js';
-import { SCHEME_CHOICES, senderFormOf, type SenderForm } from './sender-form.js';
+import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 
 export interface EditorForm {
@@ -96,6 +96,7 @@ export function channelEditor(ctx: PanelServices) {
       },
       senderForm: extras.senderForm ?? senderFormOf(channel),
       schemeChoices: SCHEME_CHOICES,
+      schemeFields: SCHEME_FIELDS,
     });
   };
 
@@ -173,7 +174,7 @@ export function channelEditor(ctx: PanelServices) {
     await show(res, channel, { ...form, sample }, { testOutcome });
   };
 
-  return { show, formOf, preview, sendTestEvent };
+  return { show, formOf, preview, sendTestEvent, lastPayload };
 }
 
 /** A copy-and-paste command that sends one event; single quotes keep the shell out of the JSON. */

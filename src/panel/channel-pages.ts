@@ -88,7 +88,14 @@ export function channelPages(ctx: PanelServices): Router {
         { previewNote: `The sample is the payload of event #${event.id}.` },
       );
     }
-    await editor.show(res, channel, { name: channel.name, template: channel.template });
+    // A channel that has received events starts from the last real payload, not a made-up one.
+    const last = await editor.lastPayload(res, channel);
+    await editor.show(
+      res,
+      channel,
+      { name: channel.name, template: channel.template, ...(last ? { sample: last } : {}) },
+      last ? { previewNote: 'The sample is the last payload this channel received.' } : {},
+    );
   });
 
   router.post('/:id', async (req, res) => {

@@ -9,6 +9,11 @@ export function utcTime(value: string | Date | null | undefined): string {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())} UTC`;
 }
 
+/** `05-01 10:30:05`: a list row's time, the date without its year (all UTC, as everywhere). */
+export function shortTime(value: string | Date): string {
+  return utcTime(value).slice(5, 19);
+}
+
 /** The value a `datetime-local` input shows for an instant, read as UTC. */
 export function dateTimeLocalValue(value: Date | undefined): string {
   if (!value) return '';
@@ -89,6 +94,26 @@ const REFUSALS: Record<string, string> = {
     'Refused: the body does not decode as its Content-Encoding says (the sender got 400).',
 };
 
+/** The HTTP status each refusal answered the sender with, shown beside "Rejected" in the list. */
+const REFUSAL_STATUS: Record<string, number> = {
+  channel_disabled: 403,
+  quota_exceeded: 403,
+  budget_exceeded: 403,
+  sender_not_allowed: 403,
+  invalid_json: 400,
+  payload_not_object: 400,
+  invalid_wait: 400,
+  invalid_encoding: 400,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  signature_invalid: 401,
+  idempotency_key_reused: 422,
+};
+
+export function refusalStatus(code: string | null): number | null {
+  return (code && REFUSAL_STATUS[code]) || null;
+}
+
 /** A reply delivery's state (see src/deliveries/delivery-states.ts), in words. */
 export const DELIVERY_LABELS: Record<string, string> = {
   pending: 'Delivery pending',
@@ -123,10 +148,12 @@ export function usd(amount: number | null | undefined): string {
 
 export const fmt = {
   utcTime,
+  shortTime,
   byteSize,
   usd,
   ago,
   refusal,
+  refusalStatus,
   statusLabel: (s: string) => STATUS_LABELS[s] ?? s,
   statusHint: (s: string) => STATUS_HINTS[s] ?? '',
   deliveryLabel: (s: string) => DELIVERY_LABELS[s] ?? s,

@@ -34,8 +34,9 @@ export function logActions(ctx: PanelServices): Router {
       owner: `session:${signedIn(res).session.id}`,
       conditions: filterConditions(workspaceId(res), filter),
       message: (row) => {
-        const { id, status } = toEventJson(row);
-        return { id, status };
+        // received_at: the chart's bar the event counts in.
+        const { id, status, received_at } = toEventJson(row);
+        return { id, status, received_at };
       },
     });
   });

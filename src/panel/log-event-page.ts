@@ -8,8 +8,8 @@ import { traceUrl } from '../tracing/tracing.js';
 
 /**
  * The event page `/logs/{id}`, a permalink with everything the event holds (and what other
- * features add to it: headers, sender, delivery, thread) and the actions on it; and the
- * row fragment the live tail inserts into the list.
+ * features add to it: headers, sender, delivery, thread) and the actions on it; the row fragment
+ * the live tail inserts into the list; and the detail fragment shown beside the list.
  */
 export function eventPage(ctx: PanelServices): Router {
   const router = Router();
@@ -19,19 +19,25 @@ export function eventPage(ctx: PanelServices): Router {
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     return eventView(event, channels, limit);
   };
+  // The outcome's views (the page and the detail) add the exact refusal the sender got.
+  const loadWhole = async (ws: string, rawId: unknown) => {
+    const event = await load(ws, rawId, Number.POSITIVE_INFINITY);
+    return { ...event, refusalDetail: await ctx.eventReader.refusalDetail(ws, event) };
+  };
 
   router.get('/:id/row', async (req, res) => {
     const event = await load(workspaceId(res), req.params.id, LIST_TEXT_LIMIT);
-    res.render('logs/event', { event, open: false });
+    res.render('logs/row', { event });
+  });
+
+  router.get('/:id/panel', async (req, res) => {
+    const event = await loadWhole(workspaceId(res), req.params.id);
+    const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
+    res.render('logs/detail', { event, deliveryAttempts });
   });
 
   router.get('/:id', async (req, res) => {
-    const event = await load(workspaceId(res), req.params.id, Number.POSITIVE_INFINITY);
-    const extra = event as unknown as Record<string, unknown>;
-    const headers =
-      extra.headers && typeof extra.headers === 'object'
-        ? Object.entries(extra.headers as Record<string, string>)
-        : [];
+    const event = await loadWhole(workspaceId(res), req.params.id);
     const [deliveryAttempts, thread] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),
@@ -40,15 +46,12 @@ export function eventPage(ctx: PanelServices): Router {
       title: `Event #${event.id}`,
       event,
       deliveryAttempts,
-      rawPayload: event.payload,
-      headers,
-      contentType: headers.find(([name]) => name === 'content-type')?.[1] ?? null,
-      senderIp: typeof extra.sender_ip === 'string' ? extra.sender_ip : null,
-      missing: Array.isArray(extra.missing) ? (extra.missing as string[]) : null,
-      threadKey: typeof extra.thread_key === 'string' ? extra.thread_key : null,
+      contentType: event.headers['content-type'] ?? null,
+      senderIp: event.sender_ip,
+      threadKey: event.thread_key,
+      model: event.model,
       traceUrl: traceUrl(ctx.config.traceUrlTemplate, event.trace_id),
       thread: thread && threadView(thread, event.id),
-      model: typeof extra.model === 'string' ? extra.model : null,
       history: event.history as Record<string, unknown>[],
       replayable: !(UNFINISHED_STATUSES as readonly string[]).includes(event.status),
     });

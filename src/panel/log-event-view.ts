@@ -5,26 +5,31 @@ import type { ThreadAround, ThreadEvent } from '../brain-logs/events-thread.js';
 import { refusal } from './format.js';
 import { prettyPayload } from './pretty-json.js';
 
-/** Longer texts are cut in the list (a page of 1 MB payloads would be unreadable); the event's own page shows everything. */
-export const LIST_TEXT_LIMIT = 20_000;
-const EXCERPT_LENGTH = 160;
+/**
+ * The list reads only the start of each text: a row shows one line of reply or error, and the
+ * detail beside it (or the event's own page) reads the whole event.
+ */
+export const LIST_TEXT_LIMIT = 200;
+/** The list's outcome column: one line of reply or error, enough to recognise it. */
+const OUTCOME_LENGTH = LIST_TEXT_LIMIT;
 
 export interface EventView extends EventJson {
   channelName: string;
   /** False for a deleted channel: its events stay, its page is gone. */
   channelExists: boolean;
-  /** The start of the payload on one line, to scan the list without opening events. */
-  excerpt: string;
   payloadText: string;
   payloadIsJson: boolean;
-  /** Why a refused request was refused, in words, for the collapsed row. */
+  /** Why a refused or filtered event got no reply, in words, for its outcome. */
   reason: string | null;
-  /** Some text was cut for the list; the full event is at /logs/:id. */
-  cut: boolean;
   /** The whole payload's size in bytes, as stored: for a preview too, not the preview's. */
   sizeBytes: number;
   /** The request headers by name, sorted for reading. */
   headerList: [string, string][];
+  /** The list's one line: the reply, or why there is none (`isError` draws it in red). */
+  outcome: { text: string; isError: boolean };
+  /** The reply laid out when it is JSON (a schema reply), else as the AI wrote it. */
+  replyText: string | null;
+  replyIsJson: boolean;
 }
 
 export function eventView(
@@ -35,28 +40,47 @@ export function eventView(
   const channelName =
     channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
   const tooLong = (text: string | null) => text !== null && text.length > limit;
-  const cut = tooLong(event.payload) || tooLong(event.prompt) || tooLong(event.reply);
   const shorten = (text: string | null) =>
     text !== null && text.length > limit ? `${text.slice(0, limit)}…` : text;
   // A payload that is cut is no longer JSON: it is shown as received, up to the limit.
+  const reply = shorten(event.reply);
+  const laidOut = reply !== null && !tooLong(event.reply) ? prettyPayload(reply) : null;
   const payload = tooLong(event.payload)
     ? { text: shorten(event.payload) as string, isJson: false }
     : prettyPayload(event.payload);
   return {
     ...event,
     prompt: shorten(event.prompt),
-    reply: shorten(event.reply),
+    reply,
     channelName,
     channelExists: channels.has(event.channel_id),
-    excerpt: event.payload.slice(0, EXCERPT_LENGTH).replace(/\s+/g, ' '),
     payloadText: payload.text,
     payloadIsJson: payload.isJson,
     reason: reasonOf(event),
-    cut,
     sizeBytes:
       'payload_bytes' in event ? event.payload_bytes : Buffer.byteLength(event.payload, 'utf8'),
     headerList: Object.entries(event.headers).sort(([a], [b]) => a.localeCompare(b)),
+    outcome: outcomeOf(event),
+    replyText: laidOut?.isJson ? laidOut.text : reply,
+    replyIsJson: laidOut?.isJson ?? false,
   };
+}
+
+const oneLine = (text: string) => text.slice(0, OUTCOME_LENGTH).replace(/\s+/g, ' ').trim();
+
+/** What became of the event, on one line of the list: its reply, or the error that stands instead. */
+function outcomeOf(event: EventJson | EventPreview): { text: string; isError: boolean } {
+  if (event.status === 'rejected') return { text: refusalLine(event.error), isError: true };
+  if (event.status === 'filtered') return { text: reasonOf(event) as string, isError: false };
+  if (event.reply !== null) return { text: oneLine(event.reply), isError: false };
+  if (event.error !== null) return { text: oneLine(event.error), isError: true };
+  if (event.status === 'skipped') return { text: 'The prompt rendered empty', isError: false };
+  return { text: 'Waiting for the AI', isError: false };
+}
+
+/** A refusal's code in words, without the advice the event's own page gives. */
+function refusalLine(code: string | null): string {
+  return (code ?? 'refused').replace(/_/g, ' ');
 }
 
 /** An event of the thread section of the event page. */

@@ -1,6 +1,6 @@
 import { isEventStatus } from '../events/event-states.js';
 import type { EventFilter } from '../brain-logs/events-filter.js';
-import { dateTimeLocalValue } from './format.js';
+import { dateTimeLocalValue, STATUS_LABELS } from './format.js';
 import { parseLogSearch } from './log-search.js';
 
 /** The Brain Logs filter as the page shows it: every value is the text of its form field. */
@@ -102,4 +102,18 @@ export function logsUrl(form: LogFilterForm, extra: Record<string, string> = {})
     if (value) params.set(name, value);
   const query = params.toString();
   return query ? `/logs?${query}` : '/logs';
+}
+
+/**
+ * The filter in a few words (`Shop · Failed · from 2024-05-01T10:00:00`), for the page's title
+ * and the collapsed filters' summary: a tab or a bookmark says which events it shows.
+ */
+export function filterWords(form: LogFilterForm, channelName: string | undefined): string {
+  const words: string[] = [];
+  if (form.channel) words.push(channelName ?? `channel ${form.channel}`);
+  if (form.thread) words.push(`thread ${form.thread}`);
+  if (form.status) words.push(STATUS_LABELS[form.status] ?? form.status);
+  if (form.from) words.push(`from ${form.from}`);
+  if (form.to) words.push(`to ${form.to}`);
+  return words.join(' · ');
 }

@@ -4,8 +4,9 @@ import { notFound } from '../platform/errors.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
-import { logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
+import { filterWords, logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
 import { workspaceId } from './panel-auth.js';
+import { dateTimeLocalValue } from './format.js';
 import { eventPage } from './log-event-page.js';
 
 const PAGE_SIZE = 50;
@@ -31,11 +32,12 @@ export function logPages(ctx: PanelServices): Router {
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
     const to = filter.to ?? new Date();
     const from = filter.from ?? new Date(to.getTime() - DAY_MS);
-    const [page, count, volume] = await Promise.all([
+    const [page, count, volume, failures] = await Promise.all([
       // Texts one character past the list's limit: enough to know they are cut, never whole 1 MB payloads.
       ctx.eventPages.listPreviews(ws, { ...filter, limit: PAGE_SIZE, cursor }, LIST_TEXT_LIMIT + 1),
       ctx.eventCounts.count(ws, filter, COUNT_CAP + 1),
       ctx.eventCounts.volume(ws, filter, from, to),
+      ctx.eventCounts.failures(ws, filter.channelId, from, to),
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(
@@ -48,8 +50,11 @@ export function logPages(ctx: PanelServices): Router {
       form.to,
     );
     const query = logsUrl(form).replace(/^\/logs\??/, '');
+    const filterSummary = filterWords(form, channels.get(form.channel)?.name);
+    const titleWords = [form.search && `“${form.search}”`, filterSummary].filter(Boolean);
     res.render('logs/index', {
-      title: 'Brain Logs',
+      title: titleWords.length ? `Brain Logs · ${titleWords.join(' · ')}` : 'Brain Logs',
+      filterSummary,
       pageClass: 'logs-page',
       form,
       problems,
@@ -63,6 +68,21 @@ export function logPages(ctx: PanelServices): Router {
       total: count > COUNT_CAP ? `${COUNT_CAP.toLocaleString('en')}+` : count.toLocaleString('en'),
       totalExact: count <= COUNT_CAP,
       volume,
+      failures: failures.map((group) => ({
+        ...group,
+        last_at: new Date(group.last_at),
+        channelName: channels.get(group.channel_id)?.name ?? `Deleted channel #${group.channel_id}`,
+        href: logsUrl(
+          {
+            ...form,
+            channel: group.channel_id,
+            status: group.status,
+            search: group.cause,
+            from: dateTimeLocalValue(from),
+          },
+          {},
+        ),
+      })),
       volumeFrom: from,
       volumeTo: to,
       query,

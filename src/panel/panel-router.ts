@@ -1,4 +1,5 @@
-import express, { Router } from 'express';
+import compression from 'compression';
+import express, { Router, type Request, type Response } from 'express';
 import helmet from 'helmet';
 import type { PanelServices } from './panel-services.js';
 import { createRequire } from 'node:module';
@@ -26,6 +27,14 @@ const chartJsFile = join(
 
 /** Room for a sample payload as large as the webhook body limit, plus the rest of the editor form. */
 const FORM_OVERHEAD_BYTES = 256 * 1024;
+
+/**
+ * Panel pages, scripts and styles go out compressed; a live stream never is: the compressor
+ * would hold its messages back until a buffer fills.
+ */
+const compressUnlessStream = (req: Request, res: Response) =>
+  !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') &&
+  compression.filter(req, res);
 
 /**
  * The management panel: server-rendered pages that use the same services as the API. Mounted after
@@ -58,6 +67,7 @@ export function panelRouter(ctx: PanelServices): Router {
       referrerPolicy: { policy: 'same-origin' },
     }),
   );
+  router.use(compression({ filter: compressUnlessStream }));
   router.use('/static', express.static(publicDir, { index: false, maxAge: '1h' }));
   // The one chart library of the panel, served from its package (no CDN: the CSP allows 'self').
   router.get('/vendor/chart.umd.js', (_req, res) =>

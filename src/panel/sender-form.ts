@@ -64,6 +64,17 @@ export const SCHEME_CHOICES = VERIFICATION_SCHEMES.map((scheme) => ({
   ...SCHEME_GUIDE[scheme],
 }));
 
+/**
+ * Which schemes each of the form's signature fields applies to: the page shows a field only
+ * for those (all of them without JavaScript, each labelled with its schemes).
+ */
+export const SCHEME_FIELDS: Record<'secret' | 'header' | 'encoding' | 'tolerance_s', string[]> = {
+  secret: VERIFICATION_SCHEMES.filter((scheme) => scheme !== 'none'),
+  header: ['hmac-sha256', 'header-secret'],
+  encoding: ['hmac-sha256'],
+  tolerance_s: ['standard-webhooks', 'stripe', 'slack'],
+};
+
 export function senderFormOf(channel: Channel): SenderForm {
   const { verification, dedup } = channel;
   return {

@@ -65,7 +65,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
   });
 
   const listedIds = () =>
-    page.$$eval('#event-list details.event', (rows) => rows.map((row) => row.dataset.eventId));
+    page.$$eval('#event-list .event-row', (rows) => rows.map((row) => row.dataset.eventId));
 
   it('searches by payload path and by free text', async () => {
     await page.goto('/logs');
@@ -83,6 +83,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
 
   it('draws the events-per-hour chart with the filter’s numbers', async () => {
     await page.goto('/logs');
+    await page.click('#volume > summary');
     // Browser code as text: this file is compiled without the DOM's types.
     await page.waitForFunction('Boolean(document.getElementById("volume-chart").chart)');
     const chart = (await page.evaluate(`
@@ -101,6 +102,9 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
   it('shows a new event and its reply live, without a reload', async () => {
     await page.goto('/logs');
     await page.evaluate('window.marker = 42');
+    const counted = async (selector: string) => Number(await page.textContent(selector));
+    const inRange = await counted('#volume-total');
+    const replied = await counted('[data-status-total="replied"]');
     await page.click('#live-toggle');
     expect(await page.getAttribute('#live-toggle', 'aria-pressed')).toBe('true');
     // The stream is open once the server has a subscriber for it.
@@ -112,10 +116,13 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     await row.waitFor();
     expect(await listedIds().then((ids) => ids[0])).toBe(id);
     expect(await row.getAttribute('data-status')).toBe('pending');
+    // The chart follows: one more event in range.
+    await expect.poll(() => counted('#volume-total')).toBe(inRange + 1);
 
     await createWorker(app.ctx).runOnce();
     await page.locator(`#event-${id}[data-status="replied"]`).waitFor();
-    expect(await row.locator('.badge').textContent()).toBe('Replied');
+    expect(await row.locator('.c-status .badge').textContent()).toBe('Replied');
+    await expect.poll(() => counted('[data-status-total="replied"]')).toBe(replied + 1);
     expect(await page.evaluate('window.marker')).toBe(42);
     await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-live.png`, fullPage: true });
     await page.click('#live-toggle');
@@ -158,7 +165,7 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     expect(counts?.replace(/\s+/g, ' ').trim()).toBe('4 total · 0 refused · 0 failed');
   });
 
-  it('fits a 390 px phone: the header takes one row, the first event shows at once', async () => {
+  it('fits a 390 px phone: the header takes two rows, never scrolls sideways, the first event shows at once', async () => {
     const phone = await browser.newPage({
       baseURL: app.baseUrl,
       viewport: { width: 390, height: 844 },
@@ -168,8 +175,8 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     await phone.goto('/logs');
     const header = await phone.locator('.site-header').boundingBox();
     const brand = await phone.locator('.brand').boundingBox();
-    expect(header?.height).toBeLessThan((brand?.height ?? 0) * 2 + 24);
-    const first = await phone.locator('#event-list details.event').first().boundingBox();
+    expect(header?.height).toBeLessThan((brand?.height ?? 0) * 3 + 24);
+    const first = await phone.locator('#event-list .event-row').first().boundingBox();
     expect((first?.y ?? 9999) + (first?.height ?? 0)).toBeLessThanOrEqual(844);
     const overflow = await phone.evaluate(
       'document.documentElement.scrollWidth - window.innerWidth',

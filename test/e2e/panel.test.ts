@@ -112,6 +112,7 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     eventId = status.body.event_id;
 
     await page.goto('/logs');
+    await page.click('.more-filters > summary');
     await page.fill('#from', utcLocal(before));
     await page.fill('#to', utcLocal(new Date(Date.now() + 60_000)));
     await Promise.all([page.waitForURL(/\/logs\?/), page.click('button:has-text("Show events")')]);
@@ -120,12 +121,13 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     expect(Date.parse(`${from}Z`)).toBe(Date.parse(`${utcLocal(before)}Z`));
 
     const event = page.locator(`#event-${eventId}`);
-    expect(await event.locator('.event-channel').textContent()).toBe('Shop orders');
-    expect(await event.locator('.event-payload').isVisible()).toBe(false);
-    await event.locator('summary').click();
-    expect(await event.getAttribute('open')).not.toBeNull();
-    expect(await event.locator('.event-payload').isVisible()).toBe(true);
-    expect(await event.locator('.event-payload').textContent()).toBe(
+    expect(await event.locator('.c-channel').textContent()).toBe('Shop orders');
+    // Opened beside the list: the payload, folded under the outcome, unfolds on a click.
+    await event.locator('.row-link').click();
+    const payload = page.locator('#event-detail #pretty-payload');
+    await page.locator('#event-detail #payload-block > summary').click();
+    expect(await payload.isVisible()).toBe(true);
+    expect(await payload.textContent()).toBe(
       '{\n  "order": {\n    "id": 4242,\n    "total": 1.50\n  },\n  "customer": {\n    "name": "Ada"\n  }\n}',
     );
 
@@ -203,9 +205,9 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     expect(await postFromPage(page, channelUrl, { order: { id: 3 } })).toBe(403);
 
     await page.goto('/logs');
-    const rejected = page.locator('.event', { has: page.locator('.badge-rejected') }).first();
-    await rejected.locator('summary').click();
-    expect(await rejected.locator('.notice-error').textContent()).toContain(
+    const rejected = page.locator('.event-row', { has: page.locator('.badge-rejected') }).first();
+    await rejected.locator('.row-link').click();
+    expect(await page.locator('#event-detail #refusal').textContent()).toContain(
       'Refused: the channel is disabled',
     );
     await page.screenshot({ path: `${SCREENSHOTS}/brain-logs.png`, fullPage: true });

@@ -153,7 +153,7 @@ describe('Brain Logs and the channel list: what the AI call used', () => {
     expect(html).toMatch(/Not in the payload[\s\S]*\{\{shop\}\}/);
 
     const thread = (await client.page(`/logs?channel=${id}&thread=7`)).text;
-    const listed = [...thread.matchAll(/<details class="event" id="event-(\d+)"/g)].map(
+    const listed = [...thread.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map(
       (m) => m[1],
     );
     expect(listed).toEqual([eventId]);

@@ -14,7 +14,7 @@ let url: string;
 const ids: string[] = [];
 
 const listedIds = (html: string) =>
-  [...html.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+  [...html.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map((m) => m[1]);
 
 beforeAll(async () => {
   app = await startTestApp({ env: ADMIN_ENV });
@@ -58,9 +58,9 @@ describe('Brain Logs for operators (panel)', () => {
 
   it('shows why a request was refused without opening it', async () => {
     const html = (await client.page('/logs?status=rejected')).text;
-    const summary = /<summary>([\s\S]*?)<\/summary>/.exec(html)?.[1] ?? '';
-    expect(summary).toContain('class="event-reason"');
-    expect(unescapeHtml(summary)).toContain("used this month's chat quota");
+    const row = /<li class="event-row is-error"[\s\S]*?<\/li>/.exec(html)?.[0] ?? '';
+    expect(row).toMatch(/badge-rejected"[^>]*>Rejected 403<\/span>/);
+    expect(row).toContain('<span class="c-outcome">quota exceeded</span>');
   });
 
   it('draws the volume chart from the filter’s counts per hour and status', async () => {
@@ -152,6 +152,25 @@ describe('Brain Logs for operators (panel)', () => {
       .trim();
     expect(words).toBe('5 total · 1 refused · 0 failed');
     expect(html).toContain('class="sparkline"');
+  });
+
+  it('groups failures by channel and cause, each linking to its events', async () => {
+    const broken = await client.createChannel('Broken');
+    const brokenUrl = await client.webhookUrl(broken);
+    await driver.sendEvent(brokenUrl, '{"a":');
+    await driver.sendEvent(brokenUrl, '[]');
+    await driver.sendEvent(brokenUrl, '{"b":');
+    const html = (await client.page(`/logs?channel=${broken}`)).text;
+    const section = /<details class="card failures"[\s\S]*?<\/details>/.exec(html)?.[0] ?? '';
+    const groups = [
+      ...section.matchAll(/<strong class="text-error">([^<]+)<\/strong> ×(\d+)/g),
+    ].map((m) => `${m[1]} ×${m[2]}`);
+    expect(groups).toEqual(['invalid json ×2', 'payload not object ×1']);
+    expect(section).toContain('Broken · last <time');
+    const link = /<li data-cause="invalid_json"[^>]*>\s*<a href="([^"]+)"/.exec(section)?.[1];
+    const listed = await client.page(unescapeHtml(link ?? ''));
+    expect(listed.text).toMatch(/<strong id="event-total" data-exact="true">2<\/strong>/);
+    expect(listedIds(listed.text)).toHaveLength(2);
   });
 });
 

@@ -72,7 +72,9 @@ describe('the channel list', () => {
     const link = `/logs?channel=${id}&amp;from=${midnight.toISOString().slice(0, 19)}`;
     expect(row).toContain(`href="${link}">1</a>`);
     const logs = (await client.page(unescapeHtml(link))).text;
-    const listed = [...logs.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+    const listed = [...logs.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map(
+      (m) => m[1],
+    );
     const events = await driver.eventsOf(id);
     expect(listed).toEqual([events[0]?.id]);
   });
@@ -176,6 +178,19 @@ describe('the channel editor', () => {
     });
     expect(textOf(res.text, 'preview-output')).toBe('Hi second');
     expect(res.text).toContain('The sample is the last payload this channel received.');
+  });
+
+  it('opens with the last payload received as its sample, a made-up one before any', async () => {
+    const id = await client.createChannel('Real sample', 'Hi {{who}}');
+    const fresh = (await client.page(`/channels/${id}`)).text;
+    expect(textOf(fresh, 'sample')).toContain('"who": "example"');
+    const url = await client.webhookUrl(id);
+    await driver.sendEvent(url, { who: 'Ada' });
+    await driver.sendEvent(url, '[not an object]');
+    const html = (await client.page(`/channels/${id}`)).text;
+    expect(textOf(html, 'sample')).toBe('{"who":"Ada"}');
+    expect(textOf(html, 'preview-output')).toBe('Hi Ada');
+    expect(html).toContain('The sample is the last payload this channel received.');
   });
 
   it('says so when nothing usable was received yet', async () => {

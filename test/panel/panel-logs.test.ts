@@ -17,13 +17,21 @@ afterAll(() => app.close());
 
 /** The ids of the events a Brain Logs page lists, top to bottom. */
 const listedIds = (html: string) =>
-  [...html.matchAll(/<details class="event" id="event-(\d+)"/g)].map((m) => m[1]);
+  [...html.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map((m) => m[1]);
 
-/** The raw payload block of one listed event, as the admin reads it. */
-function payloadOf(html: string, eventId: string): string {
-  const start = html.indexOf(`id="event-${eventId}"`);
-  const match = /<pre class="event-payload"[^>]*>([^<]*)<\/pre>/.exec(html.slice(start));
+/** The detail shown beside the list when a row is opened. */
+const detailOf = async (eventId: string) => (await client.page(`/logs/${eventId}/panel`)).text;
+
+/** The payload block of an event's detail, laid out when it is JSON, as the admin reads it. */
+async function payloadOf(eventId: string): Promise<string> {
+  const match = /<pre class="event-payload"[^>]*>([^<]*)<\/pre>/.exec(await detailOf(eventId));
   return unescapeHtml(match?.[1] ?? '');
+}
+
+/** One row of a Brain Logs page, as HTML. */
+function rowOf(html: string, eventId: string): string {
+  const start = html.indexOf(`id="event-${eventId}"`);
+  return html.slice(start, html.indexOf('</li>', start));
 }
 
 async function newChannel(name: string, template = 'Order {{order.id}}') {
@@ -55,7 +63,7 @@ describe('Brain Logs', () => {
     }
   });
 
-  it('lists events newest first with time, channel and status, the payload inside', async () => {
+  it('lists events newest first, one line each, the payload in its detail', async () => {
     const { url } = await newChannel('Listed');
     const first = await driver.sendEvent(url, { order: { id: 1 } });
     const second = await driver.sendEvent(url, { order: { id: 2 } });
@@ -64,13 +72,15 @@ describe('Brain Logs', () => {
     expect(ids.indexOf(String(second.body.event_id))).toBeLessThan(
       ids.indexOf(String(first.body.event_id)),
     );
-    const row = html.slice(html.indexOf(`id="event-${second.body.event_id}"`));
+    const row = rowOf(html, String(second.body.event_id));
     expect(row).toMatch(
-      /<time class="event-time" datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time>/,
+      /<time class="c-time" datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">\d\d-\d\d \d\d:\d\d:\d\d<\/time>/,
     );
-    expect(row).toContain('<span class="event-channel">Listed</span>');
+    expect(row).toContain('<span class="c-channel">Listed</span>');
     expect(row).toContain('badge-pending');
-    expect(payloadOf(html, String(second.body.event_id))).toBe(
+    expect(row).toContain('<span class="c-outcome">Waiting for the AI</span>');
+    expect(row).toContain(`href="/logs/${second.body.event_id}"`);
+    expect(await payloadOf(String(second.body.event_id))).toBe(
       '{\n  "order": {\n    "id": 2\n  }\n}',
     );
   });
@@ -83,42 +93,46 @@ describe('Brain Logs', () => {
     );
     await driver.sendEvent(url, '{"order": {"id": 1,,}');
     const broken = await lastEventOf(id);
-    const html = (await client.page(`/logs?channel=${id}`)).text;
-    expect(payloadOf(html, String(json.body.event_id))).toBe(
+    expect(await payloadOf(String(json.body.event_id))).toBe(
       '{\n  "price": 1.50,\n  "big": 9007199254740993,\n  "e": 1E+2,\n  "s": "a\\u0000b"\n}',
     );
-    expect(payloadOf(html, broken)).toBe('{"order": {"id": 1,,}');
+    expect(await payloadOf(broken)).toBe('{"order": {"id": 1,,}');
   });
 
   it.each([
-    ['invalid_json', '{"a":', 'application/json', 'Refused: the body is not valid JSON'],
+    ['invalid_json', '{"a":', 'application/json', 400, 'Refused: the body is not valid JSON'],
     [
       'payload_not_object',
       '[1, 2]',
       'application/json',
+      400,
       'Refused: the body is JSON but not an object',
     ],
     [
       'unsupported_media_type',
       'a=1&b=2',
       'application/x-www-form-urlencoded',
+      415,
       'Refused: the body was not sent as JSON',
     ],
     [
       'payload_too_large',
       `{"a":"${'x'.repeat(3000)}"}`,
       'application/json',
+      413,
       'Refused: the body is larger than the size limit',
     ],
   ])(
-    'explains a request refused with %s in words a sender understands',
-    async (code, body, contentType, words) => {
+    'lists a request refused with %s with its HTTP code, and explains it in words a sender understands',
+    async (code, body, contentType, httpStatus, words) => {
       const { id, url } = await newChannel(`Refused ${code}`);
       const res = await driver.sendEvent(url, body, { contentType });
       expect(res.body.code).toBe(code);
-      const html = (await client.page(`/logs?channel=${id}`)).text;
-      expect(html).toContain('badge-rejected');
-      expect(unescapeHtml(html)).toContain(words);
+      const eventId = await lastEventOf(id);
+      const row = rowOf((await client.page(`/logs?channel=${id}`)).text, eventId);
+      expect(row).toMatch(new RegExp(`badge-rejected"[^>]*>Rejected ${httpStatus}</span>`));
+      expect(row).toContain(`<span class="c-outcome">${code.replace(/_/g, ' ')}</span>`);
+      expect(unescapeHtml(await detailOf(eventId))).toContain(words);
     },
   );
 
@@ -130,9 +144,13 @@ describe('Brain Logs', () => {
     await driver.setWorkspace({ chat_quota: 0 });
     await driver.sendEvent(url);
     await driver.setWorkspace({ chat_quota: 1000 });
-    const html = unescapeHtml((await client.page(`/logs?channel=${id}&status=rejected`)).text);
-    expect(html).toContain('Refused: the channel is disabled');
-    expect(html).toContain("Refused: the workspace has used this month's chat quota");
+    const [quota, disabled] = listedIds((await client.page(`/logs?channel=${id}`)).text);
+    expect(unescapeHtml(await detailOf(disabled as string))).toContain(
+      'Refused: the channel is disabled',
+    );
+    expect(unescapeHtml(await detailOf(quota as string))).toContain(
+      "Refused: the workspace has used this month's chat quota",
+    );
   });
 
   it("explains a refusal for a spent budget, and shows each event's cost", async () => {
@@ -148,12 +166,16 @@ describe('Brain Logs', () => {
     await driver.setWorkspace({ monthly_budget_usd: 0 });
     await driver.sendEvent(url);
     await driver.setWorkspace({ monthly_budget_usd: null });
-    const html = unescapeHtml((await client.page(`/logs?channel=${id}`)).text);
-    expect(html).toContain("Refused: the workspace has spent this month's AI budget");
-    expect(html).toContain('data-usd="0.00042">Cost $0.00042</span>');
-    expect(html).toContain('Cost unknown');
+    const html = (await client.page(`/logs?channel=${id}`)).text;
+    const [refused] = listedIds(html);
+    expect(unescapeHtml(await detailOf(refused as string))).toContain(
+      "Refused: the workspace has spent this month's AI budget",
+    );
+    expect(rowOf(html, paid)).toContain('<span class="c-cost">$0.00042</span>');
+    expect(rowOf(html, unknown)).toContain('<span class="c-cost"></span>');
     const page = (await client.page(`/logs/${paid}`)).text;
     expect(page).toContain('<dd class="event-cost" data-usd="0.00042">$0.00042</dd>');
+    expect((await client.page(`/logs/${unknown}`)).text).toContain('Unknown: no price');
   });
 
   it('shows the prompt, the reply, the error and the attempts', async () => {
@@ -169,12 +191,21 @@ describe('Brain Logs', () => {
       [failed],
     );
     const html = (await client.page(`/logs?channel=${id}`)).text;
-    expect(html).toMatch(/<pre class="event-prompt"[^>]*>Order 5<\/pre>/);
-    expect(html).toMatch(/<pre class="event-reply"[^>]*>Thanks for order 5!<\/pre>/);
-    expect(html).toContain('<pre class="event-error">AI server answered 500</pre>');
-    expect(html).toContain('Attempts: 5');
-    expect(html).toContain('badge-replied');
-    expect(html).toContain('badge-failed');
+    expect(rowOf(html, replied)).toContain('<span class="c-outcome">Thanks for order 5!</span>');
+    expect(rowOf(html, replied)).toContain('badge-replied');
+    expect(html).toContain(`<li class="event-row is-error" id="event-${failed}"`);
+    expect(rowOf(html, failed)).toContain('<span class="c-outcome">AI server answered 500</span>');
+    expect(rowOf(html, failed)).toContain('badge-failed');
+    const repliedDetail = await detailOf(replied);
+    expect(repliedDetail).toMatch(/<pre class="event-prompt"[^>]*>Order 5<\/pre>/);
+    expect(repliedDetail).toMatch(/<pre class="event-reply"[^>]*>Thanks for order 5!<\/pre>/);
+    // Outcome first: the reply comes before the prompt and the payload.
+    expect(repliedDetail.indexOf('event-reply')).toBeLessThan(
+      repliedDetail.indexOf('event-prompt'),
+    );
+    const failedDetail = await detailOf(failed);
+    expect(failedDetail).toContain('<pre class="event-error">AI server answered 500</pre>');
+    expect((await client.page(`/logs/${failed}`)).text).toContain('<dt>Attempts</dt><dd>5</dd>');
   });
 
   it('filters by channel and by status', async () => {
@@ -247,6 +278,14 @@ describe('Brain Logs', () => {
     expect(second.text).toContain('Newest events');
     const listed = [...listedIds(first.text), ...listedIds(second.text)];
     expect(listed).toEqual([...sent].reverse());
+  });
+
+  it('sends its pages, script and styles compressed', async () => {
+    for (const path of ['/logs', '/static/logs.js', '/static/panel.css']) {
+      const res = await client.page(path).set('Accept-Encoding', 'gzip');
+      expect(res.status, path).toBe(200);
+      expect(res.headers['content-encoding'], path).toBe('gzip');
+    }
   });
 
   it('refuses a cursor it did not give out', async () => {

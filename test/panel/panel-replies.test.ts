@@ -125,4 +125,29 @@ describe('reply delivery in Brain Logs', () => {
     const nothing = await client.form(`/logs/${eventId}/deliver-again`);
     expect(nothing.status).toBe(409);
   });
+
+  it('lists a replayed event’s attempts under its own delivery, the earlier outcome’s apart', async () => {
+    const id = await client.createChannel('Replayed');
+    await client.form(`/channels/${id}/reply-url`, { reply_url: receiver.url() });
+    const sent = await driver.sendEvent(await client.webhookUrl(id), { order: { id: 6 } });
+    const eventId = sent.body.event_id as string;
+    const deliveredAfter = async (replays: number) => {
+      await app.ctx.worker?.runOnce();
+      await eventually(async () => {
+        await app.ctx.deliveryWorker?.runOnce();
+        const event = (await driver.api('get', `/events/${eventId}`)).body;
+        return event.history.length === replays && event.delivery?.status === 'delivered';
+      });
+    };
+    await deliveredAfter(0);
+    await client.form(`/logs/${eventId}/replay`);
+    await deliveredAfter(1);
+
+    const page = (await client.page(`/logs/${eventId}`)).text;
+    expect(page).toMatch(/<\/span>\s*1 attempt, last answer HTTP 200/);
+    const tables = [...page.matchAll(/<table class="delivery-attempts">[\s\S]*?<\/table>/g)];
+    const rowsOf = (table: string | undefined) => (table?.match(/<tr><td>/g) ?? []).length;
+    expect(tables.map((t) => rowsOf(t[0]))).toEqual([1, 1]);
+    expect(page).toContain('1 attempt to deliver earlier outcomes (before a replay)');
+  });
 });

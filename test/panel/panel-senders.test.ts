@@ -136,7 +136,36 @@ describe('Brain Logs', () => {
     await client.form(`/channels/${id}/senders`, senderForm({ allowed_ips: '10.0.0.0/8' }));
     const refused = await driver.sendEvent(url);
     expect(refused.body.code).toBe('sender_not_allowed');
-    const html = unescapeHtml((await client.page(`/logs?channel=${id}`)).text);
-    expect(html).toContain("the sender's address is not in the channel's allowed addresses");
+    const list = (await client.page(`/logs?channel=${id}`)).text;
+    expect(list).toMatch(/badge-rejected"[^>]*>Rejected 403<\/span>/);
+    expect(list).toContain('<span class="c-outcome">sender not allowed</span>');
+    const [addressEvent] = (await driver.eventsOf(id)).map((e) => String(e.id));
+    const address = unescapeHtml((await client.page(`/logs/${addressEvent}/panel`)).text);
+    expect(address).toContain("the sender's address is not in the channel's allowed addresses");
+
+    // Each failed signature keeps the exact cause its sender was told, not only the code.
+    const secret = 'whsec-for-the-log';
+    await client.form(`/channels/${id}/senders`, senderForm({ scheme: 'github', secret }));
+    const unsigned = await driver.sendEvent(url);
+    const badly = await driver.sendEvent(
+      url,
+      { order: 1 },
+      {
+        headers: { 'X-Hub-Signature-256': `sha256=${'0'.repeat(64)}` },
+      },
+    );
+    expect(unsigned.body.code).toBe('signature_invalid');
+    expect(badly.body.code).toBe('signature_invalid');
+    expect(unsigned.body.detail).not.toBe(badly.body.detail);
+    const events = (await driver.eventsOf(id)).map((e) => String(e.id));
+    for (const [eventId, answer] of [
+      [events[1], unsigned],
+      [events[2], badly],
+    ] as const) {
+      const detail = unescapeHtml((await client.page(`/logs/${eventId}`)).text);
+      expect(detail).toContain(
+        `HTTP 401 <code>signature_invalid</code>):</strong> ${answer.body.detail}`,
+      );
+    }
   });
 });

@@ -1,0 +1,328 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { Driver, type ChannelJson } from '../support/driver.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
+import { NOT_RUN, hasChromium, launchChromium } from './browser.js';
+
+// Screenshots for the change's description go outside the repository when that folder exists.
+const SCREENSHOTS = process.env.SCREENSHOTS_DIR ?? 'test-results';
+const DESKTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const EVENTS = 50;
+
+if (!hasChromium) {
+  console.warn(`hookprompt: ${NOT_RUN}`);
+  it.skip(NOT_RUN, () => undefined);
+}
+
+describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real browser', () => {
+  let app: TestApp;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let channel: ChannelJson;
+  let refusedId: string;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    await mkdir(SCREENSHOTS, { recursive: true });
+    app = await startTestApp({ env: ADMIN_ENV });
+    const driver = new Driver(app);
+    channel = await driver.createChannel({ name: 'Shop', template: 'Order {{order.id}} paid' });
+    for (let id = 1; id < EVENTS; id++)
+      await driver.sendEvent(channel.webhook_url, { order: { id, note: 'x'.repeat(400) } });
+    const worker = createWorker(app.ctx);
+    while ((await worker.runOnce()) > 0);
+    const refused = await driver.sendEvent(channel.webhook_url, '{"order": ', {
+      contentType: 'application/json',
+    });
+    expect(refused.status).toBe(400);
+    const events = await driver.eventsOf(channel.id);
+    refusedId = String(events[events.length - 1]?.id);
+
+    browser = await launchChromium();
+    context = await browser.newContext({ baseURL: app.baseUrl, viewport: DESKTOP });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      // The editor's refused save is a 400 page, as it should be: not a problem of the page.
+      const refusedSave = message.text().includes('status of 400');
+      if (message.type() === 'error' && !refusedSave) problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto('/login');
+    await page.fill('input[name=email]', ADMIN_EMAIL);
+    await page.fill('input[name=password]', ADMIN_PASSWORD);
+    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  /** Rows whose whole line is on the screen without scrolling. */
+  const rowsAboveTheFold = (target: Page, height: number) =>
+    target.$$eval(
+      '#event-list .event-row',
+      (rows, bottom) => rows.filter((row) => row.getBoundingClientRect().bottom <= bottom).length,
+      height,
+    );
+  const listedIds = () =>
+    page.$$eval('#event-list .event-row', (rows) => rows.map((row) => row.dataset.eventId));
+  const currentRow = () =>
+    page.$eval('#event-list .event-row[aria-current="true"]', (row) => row.dataset.eventId);
+
+  it('shows a dozen events or more above the fold at 1440×900, each with its outcome, and weighs little', async () => {
+    // A fresh context: nothing cached, every byte of the page, its styles and scripts counted.
+    const cold = await browser.newContext({ baseURL: app.baseUrl, viewport: DESKTOP });
+    await cold.addCookies(await context.cookies());
+    const first = await cold.newPage();
+    const bytes = new Map<string, number>();
+    first.on('requestfinished', (request) => {
+      void request.sizes().then((sizes) => bytes.set(request.url(), sizes.responseBodySize));
+    });
+    await first.goto('/logs');
+    await first.waitForLoadState('load');
+    const measured = (await first.evaluate(`(() => {
+      const nav = performance.getEntriesByType('navigation')[0];
+      const paint = performance.getEntriesByType('paint').find((p) => p.name === 'first-contentful-paint');
+      return {
+        domNodes: document.getElementsByTagName('*').length,
+        serverMs: Math.round(nav.responseStart - nav.requestStart),
+        firstContentfulPaintMs: Math.round(paint ? paint.startTime : -1),
+        htmlBytesUncompressed: nav.decodedBodySize,
+      };
+    })()`)) as Record<string, number>;
+    await expect.poll(() => bytes.size).toBeGreaterThanOrEqual(6);
+    await cold.close();
+
+    await page.goto('/logs');
+    expect(await rowsAboveTheFold(page, DESKTOP.height)).toBeGreaterThanOrEqual(12);
+    const refusedRow = page.locator(`#event-${refusedId}`);
+    expect(await refusedRow.locator('.c-status').textContent()).toContain('Rejected 400');
+    expect(await refusedRow.locator('.c-outcome').textContent()).toBe('invalid json');
+    const replied = page.locator('#event-list .event-row[data-status="replied"]').first();
+    expect(await replied.locator('.c-outcome').textContent()).toMatch(/\S/);
+    await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-1440.png` });
+
+    const withoutChartJs = [...bytes]
+      .filter(([url]) => !url.endsWith('/vendor/chart.umd.js'))
+      .reduce((sum, [, size]) => sum + size, 0);
+    const report = {
+      events: (await listedIds()).length,
+      files: bytes.size,
+      transferredBytesWithoutChartJs: withoutChartJs,
+      ...measured,
+      rowsAboveTheFold1440: await rowsAboveTheFold(page, DESKTOP.height),
+    };
+    console.log(`hookprompt Brain Logs weight: ${JSON.stringify(report)}`);
+    await writeFile(`${SCREENSHOTS}/brain-logs-weight.json`, JSON.stringify(report, null, 2));
+    expect(report.events).toBe(EVENTS);
+    expect(withoutChartJs).toBeLessThanOrEqual(60 * 1024);
+  });
+
+  it('opens an event beside the list on a click, outcome first, and keeps the list', async () => {
+    await page.goto('/logs');
+    const ids = (await listedIds()) as string[];
+    await page.click(`#event-${ids[1]} .row-link`);
+    const detail = page.locator('#event-detail');
+    await page.locator(`#event-detail [data-event-id="${ids[1]}"]`).waitFor();
+    expect(page.url()).toMatch(/\/logs$/);
+    expect(await currentRow()).toBe(ids[1]);
+    expect(await detail.locator('#reply').textContent()).toMatch(/\S/);
+    // Outcome first: the reply is above the prompt, the payload and the headers (collapsed).
+    const order = (await page.$$eval('#event-detail #reply, #event-detail .input-block', (nodes) =>
+      nodes.map((node) => node.id),
+    )) as string[];
+    expect(order[0]).toBe('reply');
+    expect(await detail.locator('#headers-block').getAttribute('open')).toBeNull();
+    const listBox = await page.locator('#event-list').boundingBox();
+    const detailBox = await detail.boundingBox();
+    expect((detailBox?.x ?? 0) >= (listBox?.x ?? 0) + (listBox?.width ?? 0)).toBe(true);
+    await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-detail-1440.png` });
+  });
+
+  it('moves through the list with j and k, opens with Enter, closes with Escape', async () => {
+    await page.goto('/logs');
+    const ids = (await listedIds()) as string[];
+    await page.focus(`#event-${ids[0]} .row-link`);
+    await page.keyboard.press('Enter');
+    await page.locator(`#event-detail [data-event-id="${ids[0]}"]`).waitFor();
+    await page.keyboard.press('j');
+    await page.locator(`#event-detail [data-event-id="${ids[1]}"]`).waitFor();
+    await page.keyboard.press('j');
+    await page.locator(`#event-detail [data-event-id="${ids[2]}"]`).waitFor();
+    expect(await currentRow()).toBe(ids[2]);
+    await page.keyboard.press('k');
+    await page.locator(`#event-detail [data-event-id="${ids[1]}"]`).waitFor();
+    expect(await currentRow()).toBe(ids[1]);
+    expect(
+      await page.evaluate('document.activeElement.closest(".event-row").dataset.eventId'),
+    ).toBe(ids[1]);
+    // Typing j in the search box is typing, not moving.
+    await page.fill('#search', 'j');
+    expect(await currentRow()).toBe(ids[1]);
+    await page.focus(`#event-${ids[1]} .row-link`);
+    await page.keyboard.press('Escape');
+    expect(await page.locator('#event-detail').isHidden()).toBe(true);
+  });
+
+  it('shows a refusal in red with what the sender was told', async () => {
+    await page.goto('/logs');
+    await page.click(`#event-${refusedId} .row-link`);
+    const refusal = page.locator('#event-detail #refusal');
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toContain('HTTP 400');
+    expect(await refusal.textContent()).toContain('Refused: the body is not valid JSON');
+    // Browser code as text: this file is compiled without the DOM's types.
+    const colour = await page.evaluate(
+      `getComputedStyle(document.querySelector('#event-detail #refusal')).color`,
+    );
+    expect(colour).toBe('rgb(138, 28, 18)'); // the error notice's red
+  });
+
+  it('without JavaScript, a row is a link to the event page', async () => {
+    const plain = await browser.newContext({
+      baseURL: app.baseUrl,
+      viewport: DESKTOP,
+      javaScriptEnabled: false,
+    });
+    await plain.addCookies(await context.cookies());
+    const noScript = await plain.newPage();
+    await noScript.goto('/logs');
+    await Promise.all([
+      noScript.waitForURL(`**/logs/${refusedId}`),
+      noScript.click(`#event-${refusedId} .row-link`),
+    ]);
+    expect(await noScript.textContent('h1')).toContain(`Event #${refusedId}`);
+    await noScript.screenshot({ path: `${SCREENSHOTS}/event-page-refused-1440.png` });
+    await noScript.goto(`/logs/${Number(refusedId) - 1}`);
+    await noScript.screenshot({
+      path: `${SCREENSHOTS}/event-page-replied-1440.png`,
+      fullPage: true,
+    });
+    await plain.close();
+  });
+
+  it('filters the list by the bar clicked in the chart', async () => {
+    await page.goto('/logs');
+    await page.click('#volume > summary');
+    await page.waitForFunction('Boolean(document.getElementById("volume-chart").chart)');
+    // The centre of the newest hour's replied bar, in page coordinates.
+    const point = (await page.evaluate(`(() => {
+      const canvas = document.getElementById('volume-chart');
+      const chart = canvas.chart;
+      const set = chart.data.datasets.findIndex((d) => d.label === 'replied');
+      const bars = chart.getDatasetMeta(set).data;
+      const bar = bars[bars.length - 1];
+      const box = canvas.getBoundingClientRect();
+      const count = chart.data.datasets[set].data[bars.length - 1];
+      return { x: box.left + bar.x, y: box.top + (bar.y + bar.base) / 2, count };
+    })()`)) as { x: number; y: number; count: number };
+    await Promise.all([page.waitForURL(/status=replied/), page.mouse.click(point.x, point.y)]);
+    expect(new URL(page.url()).searchParams.get('from')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00$/);
+    expect(await page.title()).toContain('Replied');
+    const statuses = await page.$$eval('#event-list .event-row', (rows) =>
+      rows.map((row) => row.dataset.status),
+    );
+    expect(statuses.length).toBe(point.count);
+    expect(new Set(statuses)).toEqual(new Set(['replied']));
+  });
+
+  it('fits a 390 px phone without sideways scrolling, rows on two lines', async () => {
+    const phone = await browser.newPage({ baseURL: app.baseUrl, viewport: PHONE, isMobile: true });
+    await phone.context().addCookies(await context.cookies());
+    for (const [path, name] of [
+      ['/logs', 'brain-logs'],
+      [`/logs/${refusedId}`, 'event-page-refused'],
+      [`/logs/${Number(refusedId) - 1}`, 'event-page-replied'],
+      ['/channels', 'channels'],
+    ] as const) {
+      await phone.goto(path);
+      await phone.screenshot({ path: `${SCREENSHOTS}/${name}-390-full.png`, fullPage: true });
+      const overflow = await phone.evaluate(
+        'document.documentElement.scrollWidth - window.innerWidth',
+      );
+      expect(Number(overflow), path).toBeLessThanOrEqual(0);
+    }
+    await phone.goto('/logs');
+    const visible = await rowsAboveTheFold(phone, PHONE.height);
+    console.log(`hookprompt Brain Logs rows above the fold at 390×844: ${visible}`);
+    expect(visible).toBeGreaterThanOrEqual(8);
+    await phone.screenshot({ path: `${SCREENSHOTS}/brain-logs-390.png` });
+    await phone.close();
+  });
+
+  it('shows every error of the channel editor at once, at the top, each linked to its field', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    await page.fill('#ai_temperature', 'hot');
+    await page.fill('#ai_max_tokens', '-5');
+    await page.fill('#ai_history', 'many');
+    await page.locator('#editor button.primary:has-text("Save")').last().click();
+    await page.locator('#error-summary').waitFor();
+    const box = await page.locator('#error-summary').boundingBox();
+    expect(box?.y ?? 9999).toBeLessThan(DESKTOP.height);
+    expect(await page.evaluate('document.activeElement.id')).toBe('error-summary');
+    const links = await page.$$eval('#error-summary a', (anchors) =>
+      anchors.map((a) => a.getAttribute('href')),
+    );
+    expect(links.sort()).toEqual(['#ai_history', '#ai_max_tokens', '#ai_temperature']);
+    for (const field of ['#ai_temperature', '#ai_max_tokens', '#ai_history']) {
+      expect(await page.getAttribute(field, 'aria-invalid')).toBe('true');
+      const border = await page.evaluate(
+        `getComputedStyle(document.querySelector('${field}')).borderTopColor`,
+      );
+      expect(border).toBe('rgb(180, 35, 24)'); // --bad
+    }
+    await page.click('#error-summary a[href="#ai_max_tokens"]');
+    expect(page.url()).toMatch(/#ai_max_tokens$/);
+    await page.screenshot({ path: `${SCREENSHOTS}/channel-editor-errors-1440.png` });
+    await page.setViewportSize(PHONE);
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.screenshot({ path: `${SCREENSHOTS}/channel-editor-errors-390.png` });
+    await page.setViewportSize(DESKTOP);
+  });
+
+  it('masks the reply secret, with Show and Copy beside it', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    const secret = page.locator('#reply-secret');
+    expect(await secret.getAttribute('type')).toBe('password');
+    const show = page.locator('[data-reveal="#reply-secret"]');
+    await show.click();
+    expect(await secret.getAttribute('type')).toBe('text');
+    expect(await secret.inputValue()).toMatch(/^whsec_/);
+    expect(await show.textContent()).toBe('Hide');
+    await show.click();
+    expect(await secret.getAttribute('type')).toBe('password');
+    const copy = page.locator('[data-copy="#reply-secret"]');
+    await copy.click();
+    await expect.poll(() => copy.textContent()).toBe('Copied');
+    expect(await secret.getAttribute('type')).toBe('password');
+  });
+
+  it('shows only the sender fields of the chosen verification scheme', async () => {
+    await page.goto(`/channels/${channel.id}`);
+    const shown = async () => {
+      const fields = ['secret', 'header', 'encoding', 'tolerance_s'];
+      const visible = await Promise.all(fields.map((id) => page.isVisible(`#${id}`)));
+      return fields.filter((_id, i) => visible[i]);
+    };
+    expect(await shown()).toEqual([]);
+    await page.selectOption('#scheme', 'github');
+    expect(await shown()).toEqual(['secret']);
+    await page.selectOption('#scheme', 'hmac-sha256');
+    expect(await shown()).toEqual(['secret', 'header', 'encoding']);
+    await page.selectOption('#scheme', 'stripe');
+    expect(await shown()).toEqual(['secret', 'tolerance_s']);
+    await page
+      .locator('#who-may-send')
+      .screenshot({ path: `${SCREENSHOTS}/senders-stripe-1440.png` });
+  });
+
+  it('raised no script error and no CSP violation', () => {
+    expect(problems).toEqual([]);
+  });
+});
