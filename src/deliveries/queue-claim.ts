@@ -53,7 +53,9 @@ export const isReply = (delivery: ClaimedDelivery): delivery is ClaimedReply =>
  * - The URL and secrets are read here, so an attempt uses the channel's settings of now; the
  *   secrets are opened here too, once per claim.
  * - Prepared under a name, unlike the events queue's statements: its generic plan walks the queue
- *   index from its head, whatever the backlog. Planned for each call on a table PostgreSQL has no
+ *   index from its head, whatever the backlog. The channel and the destination are checked in
+ *   subqueries, not joined: with a join, the generic plan of the reply-or-destination condition
+ *   hashed the channels and sorted the whole queue. Planned for each call on a table PostgreSQL has no
  *   statistics for yet, it read the whole backlog to claim a few (docs/scaling.md, "The worker's
  *   cached plans"; test/worker/queue-backlog.test.ts). Messages held for a channel whose delivery
  *   is off sit in the same index, and a claim reads past them either way.
@@ -68,15 +70,18 @@ export async function claimDeliveries(
   const { rows } = await db.query<ClaimedDelivery>(
     `with next as (
        select deliveries.id from deliveries
-       join channels on channels.id = deliveries.channel_id
-       left join destinations on destinations.id = deliveries.destination_id
        where deliveries.state in ('pending', 'sending') and deliveries.due_at <= now()
-         and channels.deleted_at is null
          and case when deliveries.destination_id is null
-           then channels.reply_enabled and channels.reply_url is not null
-             and channels.reply_secret is not null
-           else destinations.enabled
-             and (destinations.kind <> 'webhook' or channels.reply_secret is not null)
+           then exists (
+             select 1 from channels
+             where channels.id = deliveries.channel_id and channels.deleted_at is null
+               and channels.reply_enabled and channels.reply_url is not null
+               and channels.reply_secret is not null)
+           else exists (
+               select 1 from destinations join channels on channels.id = destinations.channel_id
+               where destinations.id = deliveries.destination_id and destinations.enabled
+                 and channels.deleted_at is null
+                 and (destinations.kind <> 'webhook' or channels.reply_secret is not null))
              and (deliveries.thread_key is null or not exists (
                select 1 from deliveries earlier
                where earlier.destination_id = deliveries.destination_id

@@ -46,7 +46,11 @@ describe('the event lifecycle module', () => {
   });
 
   it('is the only list of statuses: every status written in the SQL of src/ is one of them', () => {
-    const literals = sources('src').flatMap(({ file, text }) =>
+    // Trials keep statuses of their own (running, done, canceled) in their own table.
+    const eventSources = sources('src').filter(
+      ({ file }) => !file.startsWith(join('src', 'trials')),
+    );
+    const literals = eventSources.flatMap(({ file, text }) =>
       Array.from(text.matchAll(/status(?: = | in \()'(\w+)'((?:, '\w+')*)/g)).flatMap((match) =>
         [match[1], ...Array.from((match[2] ?? '').matchAll(/'(\w+)'/g), (m) => m[1])].map(
           (status) => ({ file, status }),

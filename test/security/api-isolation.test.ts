@@ -2,6 +2,7 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../src/api/openapi-routes.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { Driver } from '../support/driver.js';
 import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
 
@@ -18,6 +19,7 @@ interface Tenant {
   adminId: string;
   providerId: string;
   alertId: string;
+  trialId: string;
 }
 
 /** What an intruder asks of one route, given the victim's ids. */
@@ -159,6 +161,44 @@ const ROUTES: RouteCase[] = [
     method: 'post',
     route: '/api/v1/channels/{id}/reply-secret/rotate',
     path: (v) => `/channels/${v.channelId}/reply-secret/rotate`,
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/channels/{id}/versions',
+    path: (v) => `/channels/${v.channelId}/versions`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/channels/{id}/versions/{version}/restore',
+    path: (v) => `/channels/${v.channelId}/versions/1/restore`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/channels/{id}/trials',
+    path: (v) => `/channels/${v.channelId}/trials`,
+    body: { template: 'Leak {{x}}', events: { last: 1 } },
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/channels/{id}/trials',
+    path: (v) => `/channels/${v.channelId}/trials`,
+    status: 404,
+  },
+  { method: 'get', route: '/api/v1/trials/{id}', path: (v) => `/trials/${v.trialId}`, status: 404 },
+  {
+    method: 'post',
+    route: '/api/v1/trials/{id}/cancel',
+    path: (v) => `/trials/${v.trialId}/cancel`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/trials/{id}/promote',
+    path: (v) => `/trials/${v.trialId}/promote`,
     status: 404,
   },
   {
@@ -396,9 +436,16 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     .send({ name: `own-${workspaceId}`, kind: 'echo' });
   const alert = await driver.api('post', '/alerts').send(ALERT).expect(201);
   const secret = await driver.api('get', '/alerts/secret').expect(200);
+  // A trial of its own, finished before the intruders come (its calls are spend of its own).
+  const trial = await driver
+    .api('post', `/channels/${channel.id}/trials`)
+    .send({ template: `${name} trial {{x}}`, events: { last: 1 } })
+    .expect(202);
+  while ((await createTrialWorker(app.ctx).runOnce()) > 0);
   alertSecrets.set(workspaceId, secret.body.secret as string);
   return {
     alertId: String(alert.body.id),
+    trialId: String(trial.body.id),
     providerId: String(provider.body.id),
     name,
     workspaceId,
