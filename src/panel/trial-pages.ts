@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { z } from 'zod';
 import { AI_SETTING_NAMES, mergeAiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
 import type { Channel } from '../channels/channels-service.js';
 import { updateChannelSchema } from '../channels/channels-schemas.js';
@@ -12,6 +13,9 @@ import { fieldErrors, pathId } from './forms.js';
 import { signedIn, workspaceId } from './panel-auth.js';
 import type { PanelServices } from './panel-services.js';
 import { fieldDiff, jsonObjects, wordDiff, type DiffPart, type FieldChange } from './reply-diff.js';
+
+/** How many of the newest events "Try on recent events" asks (the API's bounds). */
+const trialEventsSchema = z.coerce.number().int().min(1).max(100);
 
 /** How much of each payload the trial page shows. */
 const PAYLOAD_EXCERPT_CHARS = 400;
@@ -42,15 +46,20 @@ export function trialPages(
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ template: form.template });
     const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
-    if (!parsed.success || !ai.input) {
-      const errors = { ...(parsed.success ? {} : fieldErrors(parsed.error)), ...ai.errors };
+    const last = trialEventsSchema.safeParse(req.body?.trial_events ?? RECENT_TRIAL_EVENTS);
+    if (!parsed.success || !ai.input || !last.success) {
+      const errors = {
+        ...(parsed.success ? {} : fieldErrors(parsed.error)),
+        ...ai.errors,
+        ...(last.success ? {} : { trial_events: 'A whole number of events from 1 to 100.' }),
+      };
       return editor.show(res, channel, form, { status: 400, errors });
     }
     let trial: Trial;
     try {
       trial = await ctx.trials.create(ws, channel.id, {
         ...editedPrompt(channel, form.template, ai.input),
-        events: { last: RECENT_TRIAL_EVENTS },
+        events: { last: last.data },
       });
     } catch (error) {
       if (!(error instanceof AppError) || error.status !== 400) throw error;

@@ -139,6 +139,17 @@ describe('trials in the panel', () => {
       ai_temperature: '0.7',
     });
     const againId = (again.headers.location as string).split('/').at(-1) as string;
+    expect((await driver.api('get', `/trials/${againId}`)).body.total).toBe(1);
+
+    // How many recent events to try is the admin's to say, within the API's 1–100.
+    const refused = await panel.form(`/channels/${id}`.concat('/trials'), {
+      name: 'Json',
+      template: 'Order {{order.id}}!',
+      trial_events: '101',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('A whole number of events from 1 to 100.');
+    expect(refused.text).toContain('id="trial_events" name="trial_events" min="1" max="100"');
     expect((await driver.api('get', `/trials/${againId}`)).body.candidate).toEqual({
       template: 'Order {{order.id}}!',
       ai: { temperature: 0.7 },
