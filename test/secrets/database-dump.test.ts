@@ -88,10 +88,24 @@ describe('secrets at rest', () => {
     // The workspace's alert secret, which signs alert notifications.
     const alertSecret = (await driver.api('get', '/alerts/secret').expect(200)).body
       .secret as string;
+    // Destinations' tokens and secret URLs.
+    const destinationSecrets = {
+      bot: '987654:DUMP-CHECK-TELEGRAM-TOKEN',
+      slack: 'xoxb-dump-check-1f2e3d4c5b6a',
+      hook: 'https://8.8.8.8/services/T0/B0/DUMPCHECKHOOKSECRET',
+    };
+    await driver.createChannel({
+      destinations: [
+        { kind: 'telegram', bot_token: destinationSecrets.bot, chat_id: '42' },
+        { kind: 'slack', token: destinationSecrets.slack, channel: 'C0' },
+        { kind: 'discord', webhook_url: destinationSecrets.hook },
+      ],
+    });
     const secrets = [
       ...channels.flatMap((c) => [c.signer.secret, c.replySecret]),
       newReplySecret,
       alertSecret,
+      ...Object.values(destinationSecrets),
     ];
     const dump = await databaseDump(app.database.db, app.database.url);
     for (const secret of secrets) expect(foundIn(dump, secret), secret).toEqual([]);
