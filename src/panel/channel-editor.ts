@@ -7,7 +7,12 @@ import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-for
 import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { aboutSpan } from './format.js';
-import { destinationFormOf, isSecretField, KIND_FIELDS, type DestinationForm } from './destination-form.js';
+import {
+  destinationFormOf,
+  isSecretField,
+  KIND_FIELDS,
+  type DestinationForm,
+} from './destination-form.js';
 import { DESTINATION_KINDS } from '../destinations/destination-schemas.js';
 import { formField, workspaceId } from './panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';

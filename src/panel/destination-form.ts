@@ -119,7 +119,11 @@ export const fieldId = (key: string, field: string) => `dest-${key}-${field}`;
  * The errors of the API's checks (zod's, or the service's `destinations.<i>.<field>`) for the
  * entry at `index`, at the form's fields.
  */
-export function destinationErrors(error: unknown, form: DestinationForm, index: number): FieldErrors {
+export function destinationErrors(
+  error: unknown,
+  form: DestinationForm,
+  index: number,
+): FieldErrors {
   const found: [string, string][] = [];
   if (error instanceof ZodError)
     for (const issue of error.issues) found.push([issue.path.join('.'), issue.message]);

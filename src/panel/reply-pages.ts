@@ -83,7 +83,12 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     } catch (error) {
       return refuse(destinationErrors(error, form, index));
     }
-    await back(res, `/channels/${channel.id}#destinations`, 'ok', `Destination (${form.kind}) saved.`);
+    await back(
+      res,
+      `/channels/${channel.id}#destinations`,
+      'ok',
+      `Destination (${form.kind}) saved.`,
+    );
   });
 
   router.post('/:id/destinations/:key/remove', async (req, res) => {

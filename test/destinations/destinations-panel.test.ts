@@ -63,7 +63,7 @@ describe("Brain Logs' event page", () => {
   });
 });
 
-describe('the editor\'s destination forms', () => {
+describe("the editor's destination forms", () => {
   it('shows a private URL refused at its field, and saves nothing', async () => {
     const channel = await driver.createChannel({});
     const res = await client.form(`/channels/${channel.id}/destinations/new`, {
