@@ -106,6 +106,16 @@
     scheme.addEventListener('change', showSchemeFields);
     showSchemeFields();
   }
+  // A destination's form: only the fieldset of the kind picked.
+  document.querySelectorAll('[data-destination-kind]').forEach(function (kind) {
+    var showKindFields = function () {
+      kind.form.querySelectorAll('[data-destination-fields]').forEach(function (fieldset) {
+        fieldset.hidden = fieldset.getAttribute('data-destination-fields') !== kind.value;
+      });
+    };
+    kind.addEventListener('change', showKindFields);
+    showKindFields();
+  });
   // A form shown again with errors: its summary at the top is read first, each error a link.
   var summary = document.getElementById('error-summary');
   if (summary) summary.focus();

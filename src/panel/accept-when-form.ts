@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import {
   acceptWhenSchema,
   CONDITION_OPS,
@@ -14,8 +15,14 @@ export function acceptWhenText(conditions: readonly Condition[]): string {
   return conditions.map(describeCondition).join('\n');
 }
 
-/** The conditions of the field, checked as the API checks them, or what is wrong and where. */
-export function parseAcceptWhenText(text: string): { conditions?: Condition[]; error?: string } {
+/**
+ * The conditions of the field, checked as the API checks them (`schema`: accept_when's, or a
+ * destination's `when`), or what is wrong and where.
+ */
+export function parseAcceptWhenText(
+  text: string,
+  schema: z.ZodType<Condition[]> = acceptWhenSchema,
+): { conditions?: Condition[]; error?: string } {
   const candidates: unknown[] = [];
   const lines = text.split('\n');
   for (const [i, line] of lines.entries()) {
@@ -29,7 +36,7 @@ export function parseAcceptWhenText(text: string): { conditions?: Condition[]; e
     const [, path, op, value] = match;
     candidates.push(value === undefined ? { path, op } : { path, op, value: valueOf(value) });
   }
-  const parsed = acceptWhenSchema.safeParse(candidates);
+  const parsed = schema.safeParse(candidates);
   if (parsed.success) return { conditions: parsed.data };
   const issue = parsed.error.issues[0];
   const line = typeof issue?.path[0] === 'number' ? `Condition ${issue.path[0] + 1}` : 'The list';

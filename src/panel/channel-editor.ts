@@ -7,6 +7,13 @@ import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-for
 import { previewAi } from './ai-preview.js';
 import { textareaText, type FieldErrors } from './forms.js';
 import { aboutSpan } from './format.js';
+import {
+  destinationFormOf,
+  isSecretField,
+  KIND_FIELDS,
+  type DestinationForm,
+} from './destination-form.js';
+import { DESTINATION_KINDS } from '../destinations/destination-schemas.js';
 import { formField, workspaceId } from './panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
@@ -36,6 +43,8 @@ interface EditorExtras {
   senderForm?: SenderForm;
   testOutcome?: TestOutcome;
   previewNote?: string;
+  /** A destination's form as submitted, when it is shown again with its errors. */
+  destinationForm?: DestinationForm;
 }
 
 /** How many of the channel's recent events "Try on recent events" asks. */
@@ -91,7 +100,16 @@ export function channelEditor(ctx: PanelServices) {
         destinations: channel.destinations.map((destination) => ({
           ...destination,
           record: records.get(destination.id) ?? { recent: [], successRate: null },
+          form:
+            extras.destinationForm?.key === destination.id
+              ? extras.destinationForm
+              : destinationFormOf(destination),
         })),
+        newDestination:
+          extras.destinationForm?.key === 'new' ? extras.destinationForm : destinationFormOf(),
+        kinds: DESTINATION_KINDS,
+        kindFields: KIND_FIELDS,
+        isSecretField,
         retries: retriesOf(ctx.config.delivery.retryScheduleMs),
       },
       senderForm: extras.senderForm ?? senderFormOf(channel),

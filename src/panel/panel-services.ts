@@ -6,6 +6,7 @@ import type { ChannelsService } from '../channels/channels-service.js';
 import type { TrialsService } from '../trials/trials-service.js';
 import type { Config } from '../platform/config.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
+import type { DestinationsService } from '../destinations/destinations-service.js';
 import type { EventCounts } from '../brain-logs/event-counts.js';
 import type { EventPages } from '../brain-logs/event-pages.js';
 import type { EventReader } from '../brain-logs/event-reader.js';
@@ -48,6 +49,8 @@ export interface PanelServices {
   eventThreads: EventThreads;
   /** Reply delivery: the channel's secret, the last result, attempts, "deliver again". */
   deliveries: DeliveriesService;
+  /** Destinations with their secrets opened, for the editor's "Send a test message". */
+  destinations: DestinationsService;
   /** Tokens and events per day, for the Workspace page's chart. */
   usage: UsageService;
   /** What AI calls cost per day, for the same chart. */

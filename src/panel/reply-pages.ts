@@ -1,6 +1,16 @@
 import { Router, type Response } from 'express';
 import { updateChannelSchema } from '../channels/channels-schemas.js';
 import { AppError } from '../platform/errors.js';
+import { randomUUID } from 'node:crypto';
+import { sendToDestination } from '../destinations/send-to-destination.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
+import { channelEditor } from './channel-editor.js';
+import {
+  destinationErrors,
+  destinationInputOf,
+  postedDestinationForm,
+  storedInputs,
+} from './destination-form.js';
 import { pathId } from './forms.js';
 import { formField, signedIn, workspaceId } from './panel-auth.js';
 import type { PanelServices } from './panel-services.js';
@@ -45,6 +55,76 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
         ? 'Reply URL saved: finished events are delivered there, signed with the reply secret.'
         : 'Reply URL removed: events are no longer delivered.',
     );
+  });
+
+  const editor = channelEditor(ctx);
+
+  /** Adds a destination (`new`) or saves one, through the channels service as the API does. */
+  router.post('/:id/destinations/:key', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const key = req.params.key === 'new' ? 'new' : pathId(req.params.key, 'This destination');
+    const form = postedDestinationForm(req.body, key);
+    const list = storedInputs(channel.destinations);
+    const index = key === 'new' ? list.length : list.findIndex((entry) => entry.id === key);
+    if (index < 0) throw new AppError(404, 'not_found', 'Not found', 'This destination is gone.');
+    const refuse = (errors: Record<string, string>) =>
+      editor.show(
+        res,
+        channel,
+        { name: channel.name, template: channel.template },
+        { status: 400, errors, destinationForm: form },
+      );
+    const entry = destinationInputOf(form);
+    if ('errors' in entry) return refuse(entry.errors);
+    list[index] = entry.input;
+    try {
+      await ctx.channels.update(ws, channel.id, updateChannelSchema.parse({ destinations: list }));
+    } catch (error) {
+      return refuse(destinationErrors(error, form, index));
+    }
+    await back(
+      res,
+      `/channels/${channel.id}#destinations`,
+      'ok',
+      `Destination (${form.kind}) saved.`,
+    );
+  });
+
+  router.post('/:id/destinations/:key/remove', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const key = pathId(req.params.key, 'This destination');
+    const list = storedInputs(channel.destinations).filter((entry) => entry.id !== key);
+    await ctx.channels.update(ws, channel.id, updateChannelSchema.parse({ destinations: list }));
+    await back(res, `/channels/${channel.id}#destinations`, 'ok', 'Destination removed.');
+  });
+
+  /** Sends one message now, not through the queue, and says what the platform answered. */
+  router.post('/:id/destinations/:key/test', async (req, res) => {
+    const ws = workspaceId(res);
+    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const key = pathId(req.params.key, 'This destination');
+    const to = `/channels/${channel.id}#destination-${key}`;
+    const destination = channel.destinations.find((entry) => entry.id === key);
+    const sending = destination && (await ctx.destinations.forSending([key])).get(key);
+    if (!sending) throw new AppError(404, 'not_found', 'Not found', 'This destination is gone.');
+    const deps = createSenderDeps(ctx.config.delivery);
+    try {
+      const outcome = await sendToDestination(deps, sending.settings, {
+        id: `msg_${randomUUID()}`,
+        text: `Test message from hookprompt (channel “${channel.name}”).`,
+        signingSecrets: [await ctx.deliveries.replySecret(ws, channel.id)],
+      });
+      if (outcome.outcome === 'delivered')
+        return await back(res, to, 'ok', `Test message delivered (HTTP ${outcome.status}).`);
+      const secret = sending.settings.secret;
+      const said = secret ? outcome.error.replaceAll(secret, '••••••••') : outcome.error;
+      const status = outcome.status === null ? '' : `HTTP ${outcome.status}, `;
+      await back(res, to, 'error', `Test message not delivered: ${status}${said}.`);
+    } finally {
+      deps.close();
+    }
   });
 
   for (const [action, enabled] of [

@@ -62,3 +62,120 @@ describe("Brain Logs' event page", () => {
     expect(editor).not.toContain('5:LATER');
   });
 });
+
+describe("the editor's destination forms", () => {
+  it('shows a private URL refused at its field, and saves nothing', async () => {
+    const channel = await driver.createChannel({});
+    const res = await client.form(`/channels/${channel.id}/destinations/new`, {
+      kind: 'discord',
+      discord_webhook_url: chats.webhookUrl('discord', 'private'),
+      message: '{{reply}}',
+      when: 'status eq "replied"',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(
+      /<p class="field-error" id="dest-new-discord_webhook_url-error">refused: [^<]+<\/p>/,
+    );
+    expect(res.text).toContain('id="error-summary"');
+    expect((await driver.api('get', `/channels/${channel.id}`)).body.destinations).toEqual([]);
+  });
+
+  it('shows a bad `when` line at its field', async () => {
+    const channel = await driver.createChannel({});
+    const res = await client.form(`/channels/${channel.id}/destinations/new`, {
+      kind: 'telegram',
+      telegram_bot_token: '7:TOKEN',
+      telegram_chat_id: '42',
+      when: 'status likes "replied"',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/id="dest-new-when-error">Line 1: write a path/);
+  });
+});
+
+describe('adding, editing and testing destinations in the editor', () => {
+  let open: TestApp;
+  let openClient: PanelClient;
+  let openDriver: Driver;
+  beforeAll(async () => {
+    open = await startTestApp({
+      env: { ...ADMIN_ENV, ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' },
+    });
+    openClient = new PanelClient(open);
+    openDriver = new Driver(open);
+    await openClient.signIn();
+  });
+  afterAll(async () => {
+    await open.close();
+  });
+
+  it('adds a Slack webhook and a Telegram chat, edits one keeping its secret, and tests both', async () => {
+    const channel = await openDriver.createChannel({});
+    const hook = chats.webhookUrl('slack-webhook', 'panel');
+    const slack = await openClient.form(`/channels/${channel.id}/destinations/new`, {
+      kind: 'slack',
+      slack_webhook_url: hook,
+      enabled: 'on',
+      message: 'Reply: {{reply}}',
+      when: 'status eq "replied"',
+    });
+    expect(slack.status).toBe(303);
+    chats.telegramTokens.add('9:PANEL');
+    const telegram = await openClient.form(`/channels/${channel.id}/destinations/new`, {
+      kind: 'telegram',
+      telegram_bot_token: '9:PANEL',
+      telegram_chat_id: '1001',
+      enabled: 'on',
+      message: '{{reply}}',
+      when: 'status eq "replied"',
+    });
+    expect(telegram.status).toBe(303);
+    const saved = (await openDriver.api('get', `/channels/${channel.id}`)).body.destinations;
+    expect(saved).toMatchObject([
+      { kind: 'slack', url_set: true, message: 'Reply: {{reply}}', enabled: true },
+      { kind: 'telegram', token_set: true, chat_id: '1001' },
+    ]);
+    const [slackId, telegramId] = saved.map((d: { id: string }) => d.id);
+
+    const editor = (await openClient.page(`/channels/${channel.id}`)).text;
+    expect(editor).not.toContain('9:PANEL');
+    expect(editor).not.toContain(hook);
+
+    // Edited with the token left empty: the stored one is kept, and the test message uses it.
+    const edited = await openClient.form(`/channels/${channel.id}/destinations/${telegramId}`, {
+      kind: 'telegram',
+      telegram_bot_token: '',
+      telegram_chat_id: '2002',
+      enabled: 'on',
+      message: '{{reply}}',
+      when: 'status eq "replied"',
+    });
+    expect(edited.status).toBe(303);
+    const after = (await openDriver.api('get', `/channels/${channel.id}`)).body.destinations;
+    expect(after[1]).toMatchObject({ id: telegramId, chat_id: '2002', token_set: true });
+
+    const tested = await openClient.form(`/channels/${channel.id}/destinations/${telegramId}/test`);
+    expect(tested.status).toBe(303);
+    const notice = (await openClient.page(`/channels/${channel.id}`)).text;
+    expect(notice).toContain('Test message delivered (HTTP 200).');
+    expect(chats.of('telegram').at(-1)).toMatchObject({ to: '2002' });
+    expect(chats.of('telegram').at(-1)?.text).toMatch(/^Test message from hookprompt/);
+
+    await openClient.form(`/channels/${channel.id}/destinations/${slackId}/test`);
+    expect((await openClient.page(`/channels/${channel.id}`)).text).toContain(
+      'Test message delivered (HTTP 200).',
+    );
+    expect(chats.of('slack-webhook').at(-1)?.text).toMatch(/^Test message from hookprompt/);
+
+    // A token the platform refuses: its error code is shown, never the token.
+    chats.telegramTokens.delete('9:PANEL');
+    await openClient.form(`/channels/${channel.id}/destinations/${telegramId}/test`);
+    const refused = (await openClient.page(`/channels/${channel.id}`)).text;
+    expect(refused).toContain('Test message not delivered: HTTP 401');
+    expect(refused).not.toContain('9:PANEL');
+
+    await openClient.form(`/channels/${channel.id}/destinations/${slackId}/remove`);
+    const left = (await openDriver.api('get', `/channels/${channel.id}`)).body.destinations;
+    expect(left).toMatchObject([{ id: telegramId, kind: 'telegram' }]);
+  });
+});
