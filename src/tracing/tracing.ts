@@ -97,17 +97,14 @@ export async function withEventSpan<T extends string>(
     'hookprompt.event_id': event.id,
     'hookprompt.channel_id': event.channel_id,
   });
-  try {
-    const outcome = await answer(span.traceparent);
-    span.set({ 'hookprompt.event_outcome': outcome });
-    if (outcome === 'failed') span.fail('event_failed');
-    return outcome;
-  } catch (error) {
-    span.fail(errorType(error));
-    throw error;
-  } finally {
-    span.end();
-  }
+  return runInSpan(
+    span,
+    () => answer(span.traceparent),
+    (outcome) => {
+      span.set({ 'hookprompt.event_outcome': outcome });
+      if (outcome === 'failed') span.fail('event_failed');
+    },
+  );
 }
 
 /** One AI call, as `chat {model}` describes it. */
@@ -141,21 +138,14 @@ export async function withChatSpan<R extends ChatReply>(
     'gen_ai.request.model': call.model,
     'gen_ai.input.messages': recordContent ? messages('user', call.prompt) : undefined,
   });
-  try {
-    const reply = await complete();
+  return runInSpan(span, complete, (reply) =>
     span.set({
       'gen_ai.response.model': reply.model ?? undefined,
       'gen_ai.usage.input_tokens': reply.usage?.prompt_tokens ?? undefined,
       'gen_ai.usage.output_tokens': reply.usage?.completion_tokens ?? undefined,
       'gen_ai.output.messages': recordContent ? messages('assistant', reply.text) : undefined,
-    });
-    return reply;
-  } catch (error) {
-    span.fail(errorType(error));
-    throw error;
-  } finally {
-    span.end();
-  }
+    }),
+  );
 }
 
 /** A delivery attempt, as `delivery send` places it: under its event's `webhook receive`. */
@@ -188,11 +178,29 @@ export async function withDeliverySpan<T extends string>(
     'hookprompt.event_id': delivery.event_id,
     'hookprompt.delivery_id': delivery.id,
   });
+  return runInSpan(
+    span,
+    () => attempt((attributes) => span.set(attributes)),
+    (outcome) => {
+      span.set({ 'hookprompt.delivery_outcome': outcome });
+      if (UNDELIVERED.has(outcome)) span.fail(`delivery_${outcome}`);
+    },
+  );
+}
+
+/**
+ * Runs `work` in `span`, which `ended` describes with the result; an exception marks the span
+ * failed with its type. The span ends either way.
+ */
+async function runInSpan<T>(
+  span: OpenSpan,
+  work: () => Promise<T>,
+  ended: (result: T) => void,
+): Promise<T> {
   try {
-    const outcome = await attempt((attributes) => span.set(attributes));
-    span.set({ 'hookprompt.delivery_outcome': outcome });
-    if (UNDELIVERED.has(outcome)) span.fail(`delivery_${outcome}`);
-    return outcome;
+    const result = await work();
+    ended(result);
+    return result;
   } catch (error) {
     span.fail(errorType(error));
     throw error;
