@@ -3,6 +3,21 @@
   'use strict';
   document.documentElement.classList.add('js');
 
+  // The channel editor's section tabs: anchors that work without this file; here the tab of the
+  // section the address points at is marked, on load and on every change of the hash.
+  var sectionTabs = document.querySelector('[data-section-tabs]');
+  if (sectionTabs) {
+    var markSectionTab = function () {
+      sectionTabs.querySelectorAll('a').forEach(function (tab) {
+        if (tab.getAttribute('href') === location.hash)
+          tab.setAttribute('aria-current', 'location');
+        else tab.removeAttribute('aria-current');
+      });
+    };
+    window.addEventListener('hashchange', markSectionTab);
+    markSectionTab();
+  }
+
   // Copy buttons: <button data-copy="#input-id">.
   document.addEventListener('click', function (event) {
     var button = event.target.closest('[data-copy]');

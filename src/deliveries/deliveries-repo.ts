@@ -177,3 +177,44 @@ export async function rotateReplySecret(
   const stored = rows[0]?.reply_secret;
   return stored && secrets.open(stored);
 }
+
+/** Failed deliveries of one channel to one kind of destination, over a window of time. */
+export interface DeliveryFailureGroup {
+  channel_id: string;
+  /** The destination's kind; the reply URL's messages count as `webhook`. */
+  kind: string;
+  count: number;
+  last_at: Date;
+}
+
+/**
+ * Deliveries of a workspace (or one channel) created in [from, to) that ended `failed`, grouped
+ * by channel and destination kind, most frequent first: Brain Logs' "delivery to Slack failed ×3".
+ */
+export async function deliveryFailureGroups(
+  db: Queryable,
+  workspaceId: string,
+  channelId: string | undefined,
+  from: Date,
+  to: Date,
+  limit: number,
+): Promise<DeliveryFailureGroup[]> {
+  const { rows } = await db.query<DeliveryFailureGroup>(
+    `select deliveries.channel_id::text, coalesce(destinations.kind, 'webhook') as kind,
+            count(*)::integer as count,
+            max(coalesce((select max(attempted_at) from delivery_attempts
+                          where delivery_attempts.delivery_id = deliveries.id),
+                         deliveries.created_at)) as last_at
+     from deliveries
+       join channels on channels.id = deliveries.channel_id
+       left join destinations on destinations.id = deliveries.destination_id
+     where channels.workspace_id = $1 and ($2::bigint is null or deliveries.channel_id = $2)
+       and deliveries.created_at >= $3 and deliveries.created_at < $4
+       and deliveries.state = 'failed'
+     group by deliveries.channel_id, coalesce(destinations.kind, 'webhook')
+     order by count desc, last_at desc
+     limit $5`,
+    [workspaceId, channelId ?? null, from, to, limit],
+  );
+  return rows;
+}

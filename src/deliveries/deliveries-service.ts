@@ -108,6 +108,16 @@ export class DeliveriesService {
     return records;
   }
 
+  /** Deliveries that ended failed in [from, to), by channel and destination kind, most first. */
+  failures(
+    workspaceId: string,
+    channelId: string | undefined,
+    from: Date,
+    to: Date,
+  ): Promise<repo.DeliveryFailureGroup[]> {
+    return repo.deliveryFailureGroups(this.db, workspaceId, channelId, from, to, 12);
+  }
+
   /** Every attempt made to deliver an event's reply, oldest first. */
   async attemptsOf(eventId: string): Promise<DeliveryAttempt[]> {
     const rows = ROW_ID.test(eventId) ? await repo.attemptsOfEvent(this.db, eventId) : [];

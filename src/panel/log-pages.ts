@@ -13,6 +13,14 @@ const PAGE_SIZE = 50;
 /** Brain Logs counts matching events exactly up to here, and says "10,000+" beyond. */
 export const COUNT_CAP = 10_000;
 const DAY_MS = 86_400_000;
+/** How a failed delivery group names where it went: the reply URL's messages count as a webhook. */
+const DELIVERY_TARGETS: Record<string, string> = {
+  webhook: 'a webhook',
+  slack: 'Slack',
+  telegram: 'Telegram',
+  discord: 'Discord',
+  teams: 'Teams',
+};
 
 /** Brain Logs: the events of the current workspace, newest first, with filters and keyset pages. */
 export function logPages(ctx: PanelServices): Router {
@@ -32,12 +40,13 @@ export function logPages(ctx: PanelServices): Router {
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
     const to = filter.to ?? new Date();
     const from = filter.from ?? new Date(to.getTime() - DAY_MS);
-    const [page, count, volume, failures] = await Promise.all([
+    const [page, count, volume, failures, deliveryFailures] = await Promise.all([
       // Texts one character past the list's limit: enough to know they are cut, never whole 1 MB payloads.
       ctx.eventPages.listPreviews(ws, { ...filter, limit: PAGE_SIZE, cursor }, LIST_TEXT_LIMIT + 1),
       ctx.eventCounts.count(ws, filter, COUNT_CAP + 1),
       ctx.eventCounts.volume(ws, filter, from, to),
       ctx.eventCounts.failures(ws, filter.channelId, from, to),
+      ctx.deliveries.failures(ws, filter.channelId, from, to),
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(
@@ -82,6 +91,13 @@ export function logPages(ctx: PanelServices): Router {
           },
           {},
         ),
+      })),
+      deliveryFailures: deliveryFailures.map((group) => ({
+        ...group,
+        last_at: new Date(group.last_at),
+        target: DELIVERY_TARGETS[group.kind] ?? group.kind,
+        channelName: channels.get(group.channel_id)?.name ?? `Deleted channel #${group.channel_id}`,
+        href: logsUrl({ ...form, channel: group.channel_id, from: dateTimeLocalValue(from) }, {}),
       })),
       volumeFrom: from,
       volumeTo: to,

@@ -161,6 +161,32 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     await page.screenshot({ path: `${SCREENSHOTS}/channels-editor.png`, fullPage: true });
   });
 
+  it('moves between the editor’s sections by its tabs, each an in-page link', async () => {
+    const tabs = page.locator('nav[aria-label="Channel sections"] a');
+    expect(await tabs.allTextContents()).toEqual([
+      'Template',
+      'AI',
+      'Senders',
+      'Where replies go',
+      'Filter',
+    ]);
+    // Without JS the tabs are plain anchors: each names a section of this page.
+    const hrefs = await tabs.evaluateAll((links) => links.map((link) => link.getAttribute('href')));
+    const targets = await Promise.all(hrefs.map((href) => page.locator(href ?? '#none').count()));
+    expect(targets).toEqual([1, 1, 1, 1, 1]);
+    await page.click('nav[aria-label="Channel sections"] a:has-text("Where replies go")');
+    const current = page.locator('nav[aria-label="Channel sections"] a[aria-current="location"]');
+    await current.waitFor();
+    expect(await current.allTextContents()).toEqual(['Where replies go']);
+    expect(new URL(page.url()).hash).toBe('#replies');
+    expect(await page.locator('#replies-heading').isVisible()).toBe(true);
+    await page.click('nav[aria-label="Channel sections"] a:has-text("Filter")');
+    await current.filter({ hasText: 'Filter' }).waitFor();
+    expect(new URL(page.url()).hash).toBe('#filter');
+    expect(await current.allTextContents()).toEqual(['Filter']);
+    expect(await page.locator('#accept_when').isVisible()).toBe(true);
+  });
+
   it('chooses who may send: the guide follows the scheme picked, and unsigned requests get 401', async () => {
     await page.selectOption('#scheme', 'github');
     expect(await page.getAttribute('.scheme-guide-item.current', 'data-scheme')).toBe('github');

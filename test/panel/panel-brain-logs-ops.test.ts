@@ -3,12 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VOLUME_SCAN_LIMIT } from '../../src/brain-logs/events-volume.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
+import { ReplyReceiver } from '../support/reply-receiver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
 
 let app: TestApp;
 let client: PanelClient;
 let driver: Driver;
+let receiver: ReplyReceiver;
 let channelId: string;
 let url: string;
 const ids: string[] = [];
@@ -17,7 +20,10 @@ const listedIds = (html: string) =>
   [...html.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map((m) => m[1]);
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
+  receiver = await ReplyReceiver.start();
+  app = await startTestApp({
+    env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
+  });
   client = new PanelClient(app);
   driver = new Driver(app);
   await client.signIn();
@@ -37,7 +43,10 @@ beforeAll(async () => {
   await createWorker(app.ctx).runOnce();
   await driver.setWorkspace({ chat_quota: 1000 });
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await receiver.close();
+});
 
 describe('Brain Logs for operators (panel)', () => {
   it('searches with path = value, free text, or both', async () => {
@@ -171,6 +180,41 @@ describe('Brain Logs for operators (panel)', () => {
     const listed = await client.page(unescapeHtml(link ?? ''));
     expect(listed.text).toMatch(/<strong id="event-total" data-exact="true">2<\/strong>/);
     expect(listedIds(listed.text)).toHaveLength(2);
+  });
+
+  it('groups failed reply deliveries by channel and target, linking to the channel’s events', async () => {
+    const replying = await client.createChannel('Replying');
+    await client.form(`/channels/${replying}/reply-url`, { reply_url: receiver.url() });
+    // Two attempts each (DELIVERY_RETRY_SCHEDULE=10ms), every one answered 500: both fail.
+    receiver.enqueue({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
+    const replyingUrl = await client.webhookUrl(replying);
+    const sent = [
+      await driver.sendEvent(replyingUrl, { n: 1 }),
+      await driver.sendEvent(replyingUrl, { n: 2 }),
+    ].map((res) => res.body.event_id as string);
+    await createWorker(app.ctx).runOnce();
+    await eventually(async () => {
+      await app.ctx.deliveryWorker?.runOnce();
+      const states = await Promise.all(
+        sent.map(async (id) => (await driver.api('get', `/events/${id}`)).body.delivery?.status),
+      );
+      return states.every((state) => state === 'failed');
+    });
+    const html = (await client.page('/logs')).text;
+    const section = /<details class="card failures"[\s\S]*?<\/details>/.exec(html)?.[0] ?? '';
+    const group = new RegExp(
+      `<li data-delivery-kind="webhook" data-channel-id="${replying}">([\\s\\S]*?)</li>`,
+    ).exec(section)?.[1];
+    const words = (group ?? '')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    expect(words).toMatch(/^Delivery failed delivery to a webhook failed ×2 Replying · last /);
+    expect(section).toContain('2 failed deliveries');
+    const link = /<a href="([^"]+)"/.exec(group ?? '')?.[1];
+    const listed = await client.page(unescapeHtml(link ?? ''));
+    expect(listed.text).toMatch(/<strong id="event-total" data-exact="true">2<\/strong>/);
+    expect(listedIds(listed.text).sort()).toEqual([...sent].sort());
   });
 });
 
