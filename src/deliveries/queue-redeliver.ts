@@ -15,7 +15,8 @@ export async function redeliver(
   const { rowCount } = await db.query(
     `update deliveries set state = 'pending', run_at = now(), round_start = attempts
      from channels
-     where deliveries.id = (select max(id) from deliveries where event_id = $2)
+     where deliveries.id = (select max(id) from deliveries
+                            where event_id = $2 and destination_id is null)
        and channels.id = deliveries.channel_id and channels.workspace_id = $1
        and (deliveries.state = 'failed'
          or (deliveries.state = 'pending' and not (channels.reply_enabled

@@ -135,3 +135,38 @@ describe('delivery metrics', () => {
     );
   });
 });
+
+// After the metrics' count above, which counts the attempts of the tests before it.
+describe('redeliver with destinations', () => {
+  it("sends the reply URL's failed message again when the channel also has destinations", async () => {
+    const channel = await deliveringChannel();
+    const res = await driver.updateChannel(channel.id, {
+      destinations: [{ kind: 'webhook', url: receiver.url('/destination') }],
+    });
+    expect(res.status, res.text).toBe(200);
+    // Two attempts each, the reply URL's and the destination's: all refused.
+    receiver.enqueue({ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 });
+    const eventId = await finishedEvent(channel);
+    await deliveredAs(eventId, 'failed');
+    await eventually(
+      async () => {
+        await app.ctx.deliveryWorker?.runOnce();
+        const event = (await driver.api('get', `/events/${eventId}`)).body;
+        return event.deliveries?.[0]?.status === 'failed';
+      },
+      { what: 'the destination message failed' },
+    );
+
+    expect((await redeliver(eventId)).status).toBe(202);
+    const event = await deliveredAs(eventId, 'delivered');
+    await eventually(
+      async () => {
+        await app.ctx.deliveryWorker?.runOnce();
+        const read = (await driver.api('get', `/events/${eventId}`)).body;
+        return read.deliveries?.[0]?.status === 'delivered';
+      },
+      { what: 'the destination message delivered' },
+    );
+    expect(event.delivery).toMatchObject({ status: 'delivered', last_status: 200 });
+  });
+});
