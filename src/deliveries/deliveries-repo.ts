@@ -118,9 +118,31 @@ export interface AttemptRow {
 export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
   const { rows } = await db.query<AttemptRow>(
     `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms,
-            deliveries.id = (select max(id) from deliveries where event_id = $1) as current
+            deliveries.id = (select max(id) from deliveries
+                             where event_id = $1 and destination_id is null) as current
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
      where deliveries.event_id = $1 and deliveries.destination_id is null
+     order by delivery_attempts.id`,
+    [eventId],
+  );
+  return rows;
+}
+
+/**
+ * Every attempt at the event's newest message to each destination, oldest first (a replayed
+ * event's earlier messages are left out: `deliveries` on the event describes the newest).
+ */
+export async function destinationAttemptsOfEvent(
+  db: Queryable,
+  eventId: string,
+): Promise<(AttemptRow & { destination_id: string })[]> {
+  const { rows } = await db.query<AttemptRow & { destination_id: string }>(
+    `select deliveries.destination_id, delivery_attempts.delivery_id, attempted_at, status,
+            error, duration_ms, true as current
+     from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
+     where deliveries.id in (select max(id) from deliveries
+                             where event_id = $1 and destination_id is not null
+                             group by destination_id)
      order by delivery_attempts.id`,
     [eventId],
   );

@@ -121,18 +121,32 @@ export class DeliveriesService {
   /** Every attempt made to deliver an event's reply, oldest first. */
   async attemptsOf(eventId: string): Promise<DeliveryAttempt[]> {
     const rows = ROW_ID.test(eventId) ? await repo.attemptsOfEvent(this.db, eventId) : [];
-    return rows.map((row) => ({
-      attempted_at: new Date(row.attempted_at).toISOString(),
-      status: row.status,
-      error: row.error,
-      duration_ms: row.duration_ms,
-      current: row.current,
-    }));
+    return rows.map(attemptOf);
   }
 
-  /** "Deliver again": a failed or held delivery gets a fresh round of the retry schedule, due now. */
-  async deliverAgain(workspaceId: string, eventId: string): Promise<void> {
-    if (ROW_ID.test(eventId) && (await redeliver(this.db, workspaceId, eventId))) return;
+  /** Every attempt at the event's newest message to each destination, by destination id. */
+  async destinationAttemptsOf(eventId: string): Promise<Map<string, DeliveryAttempt[]>> {
+    const rows = ROW_ID.test(eventId)
+      ? await repo.destinationAttemptsOfEvent(this.db, eventId)
+      : [];
+    const byDestination = new Map<string, DeliveryAttempt[]>();
+    for (const row of rows) {
+      const attempts = byDestination.get(row.destination_id) ?? [];
+      attempts.push(attemptOf(row));
+      byDestination.set(row.destination_id, attempts);
+    }
+    return byDestination;
+  }
+
+  /**
+   * "Deliver again": a failed or held delivery gets a fresh round of the retry schedule, due
+   * now — every one of the event's, or only its message to `destinationId`.
+   */
+  async deliverAgain(workspaceId: string, eventId: string, destinationId?: string): Promise<void> {
+    const id =
+      destinationId !== undefined && ROW_ID.test(destinationId) ? destinationId : undefined;
+    if (destinationId !== undefined && id === undefined) throw notFound('This destination');
+    if (ROW_ID.test(eventId) && (await redeliver(this.db, workspaceId, eventId, id))) return;
     throw new AppError(
       409,
       'delivery_not_failed',
@@ -140,4 +154,14 @@ export class DeliveriesService {
       'Only an event whose reply delivery failed, or is held while delivery is off, can be delivered again.',
     );
   }
+}
+
+function attemptOf(row: repo.AttemptRow): DeliveryAttempt {
+  return {
+    attempted_at: new Date(row.attempted_at).toISOString(),
+    status: row.status,
+    error: row.error,
+    duration_ms: row.duration_ms,
+    current: row.current,
+  };
 }

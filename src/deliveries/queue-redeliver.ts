@@ -11,7 +11,11 @@ export async function redeliver(
   db: Queryable,
   workspaceId: string,
   eventId: string,
+  destinationId?: string,
 ): Promise<boolean> {
+  if (destinationId !== undefined) {
+    return (await redeliverToDestinations(db, workspaceId, eventId, destinationId)) > 0;
+  }
   const { rowCount } = await db.query(
     `update deliveries set state = 'pending', run_at = now(), round_start = attempts
      from channels
@@ -28,25 +32,28 @@ export async function redeliver(
 }
 
 /**
- * The same for the event's messages to destinations: the latest to each destination that failed,
- * or waits while the destination is off. Parts a platform took already are not sent again.
+ * The same for the event's messages to destinations (to one of them, when named): the latest to
+ * each destination that failed, or waits while the destination is off. Parts a platform took
+ * already are not sent again.
  */
 async function redeliverToDestinations(
   db: Queryable,
   workspaceId: string,
   eventId: string,
+  destinationId?: string,
 ): Promise<number> {
   const { rowCount } = await db.query(
     `update deliveries set state = 'pending', run_at = now(), round_start = attempts
      from destinations, channels
      where deliveries.id in (
          select max(id) from deliveries where event_id = $2 and destination_id is not null
+           and ($3::bigint is null or destination_id = $3::bigint)
          group by destination_id)
        and destinations.id = deliveries.destination_id
        and channels.id = deliveries.channel_id and channels.workspace_id = $1
        and (deliveries.state = 'failed'
          or (deliveries.state = 'pending' and not destinations.enabled))`,
-    [workspaceId, eventId],
+    [workspaceId, eventId, destinationId ?? null],
   );
   return rowCount;
 }

@@ -30,22 +30,31 @@ export function eventPage(ctx: PanelServices): Router {
     res.render('logs/row', { event });
   });
 
+  // Each destination's attempts, for the events that have messages to destinations.
+  const destinationAttempts = (event: { id: string; deliveries: unknown[] }) =>
+    event.deliveries.length ? ctx.deliveries.destinationAttemptsOf(event.id) : new Map();
+
   router.get('/:id/panel', async (req, res) => {
     const event = await loadWhole(workspaceId(res), req.params.id);
-    const deliveryAttempts = event.delivery ? await ctx.deliveries.attemptsOf(event.id) : [];
-    res.render('logs/detail', { event, deliveryAttempts });
+    const [deliveryAttempts, attemptsByDestination] = await Promise.all([
+      event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
+      destinationAttempts(event),
+    ]);
+    res.render('logs/detail', { event, deliveryAttempts, attemptsByDestination });
   });
 
   router.get('/:id', async (req, res) => {
     const event = await loadWhole(workspaceId(res), req.params.id);
-    const [deliveryAttempts, thread] = await Promise.all([
+    const [deliveryAttempts, thread, attemptsByDestination] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),
+      destinationAttempts(event),
     ]);
     res.render('logs/show', {
       title: `Event #${event.id}`,
       event,
       deliveryAttempts,
+      attemptsByDestination,
       contentType: event.headers['content-type'] ?? null,
       senderIp: event.sender_ip,
       threadKey: event.thread_key,

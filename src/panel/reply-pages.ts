@@ -158,8 +158,11 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
 
   logs.post('/:id/deliver-again', async (req, res) => {
     const id = pathId(req.params.id, 'This event');
-    await ctx.deliveries.deliverAgain(workspaceId(res), id);
-    await back(res, `/logs/${id}`, 'ok', 'The reply will be delivered again shortly.');
+    const destination = (req.body as { destination_id?: unknown } | undefined)?.destination_id;
+    const destinationId = typeof destination === 'string' && destination ? destination : undefined;
+    await ctx.deliveries.deliverAgain(workspaceId(res), id, destinationId);
+    const what = destinationId ? 'The message to that destination' : 'The reply';
+    await back(res, `/logs/${id}`, 'ok', `${what} will be delivered again shortly.`);
   });
 
   return { channels: router, logs };

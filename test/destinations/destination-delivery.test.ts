@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
 import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
@@ -23,6 +24,7 @@ beforeAll(async () => {
     env: {
       ...ai.env(),
       ...chats.env,
+      ...ADMIN_ENV,
       DELIVERY_ALLOW_PRIVATE: 'true',
       DELIVERY_RETRY_SCHEDULE: Array.from({ length: 30 }, () => '5ms').join(','),
       DELIVERY_TIMEOUT_MS: '5000',
@@ -217,5 +219,40 @@ describe('messages to destinations', () => {
     const [again] = await deliveredAll([id]);
     expect(again?.deliveries[0]).toMatchObject({ status: 'delivered', attempts: 2 });
     expect(chats.of('telegram').map((m) => m.to)).toEqual(['9']);
+  });
+
+  it("Brain Logs shows each attempt's answer per destination, and delivers one destination again", async () => {
+    const channel = await driver.createChannel({
+      destinations: [
+        { kind: 'telegram', bot_token: '333:FIRST', chat_id: '31' },
+        { kind: 'telegram', bot_token: '444:SECOND', chat_id: '41' },
+      ],
+    });
+    const id = await send(channel, { order: { id: 6 } });
+    await answered(channel);
+    const [failed] = await deliveredAll([id]);
+    expect(failed?.deliveries.map((d) => d.status)).toEqual(['failed', 'failed']);
+    const [first, second] = failed?.deliveries ?? [];
+
+    const panel = new PanelClient(app);
+    await panel.signIn();
+    const page = await panel.page(`/logs/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain("Each attempt's answer (1)");
+    expect(page.text).toMatch(/<td>HTTP 401<\/td><td class="text-error">Unauthorized<\/td>/);
+    expect(page.text).toContain(`name="destination_id" value="${first?.destination_id}"`);
+    expect(page.text).not.toContain('333:FIRST');
+
+    chats.telegramTokens.add('333:FIRST');
+    const again = await panel.form(`/logs/${id}/deliver-again`, {
+      destination_id: first?.destination_id as string,
+    });
+    expect(again.status).toBe(303);
+    const [after] = await deliveredAll([id]);
+    expect(after?.deliveries).toMatchObject([
+      { destination_id: first?.destination_id, status: 'delivered', attempts: 2 },
+      { destination_id: second?.destination_id, status: 'failed', attempts: 1 },
+    ]);
+    expect(chats.of('telegram').map((m) => m.to)).toEqual(['31']);
   });
 });
