@@ -98,9 +98,15 @@ export async function startWithFakeAi(
   protocol: FakeAiProtocol = 'openai',
 ): Promise<RunningHookprompt & { ai: FakeAiServer }> {
   const ai = await startFakeAiServer(aiDelayMs, protocol);
-  const running = await startHookprompt({
-    ...hookprompt,
-    env: { ROLE: 'all', ...ai.env, WORKER_CONCURRENCY: String(workerConcurrency) },
-  });
-  return { ...running, ai };
+  try {
+    const running = await startHookprompt({
+      ...hookprompt,
+      env: { ROLE: 'all', ...ai.env, WORKER_CONCURRENCY: String(workerConcurrency) },
+    });
+    return { ...running, ai };
+  } catch (error) {
+    // A listening fake would keep the benchmark's process alive after the error.
+    await ai.close();
+    throw error;
+  }
 }
