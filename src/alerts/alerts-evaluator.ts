@@ -81,7 +81,15 @@ export class AlertsEvaluator {
 
   private async send(alert: AlertToNotify, change: ClaimedNotification): Promise<boolean> {
     const { db, log } = this.options;
-    const sent = await notify(this.options, alert, change);
+    const sent = await notify(this.options, alert, change).catch((error: unknown): SendOutcome => {
+      // A notify that cannot even be sent (its secret sealed under a key no longer
+      // configured, the alert secret unreadable) is a failed attempt like any other: it
+      // counts toward MAX_ATTEMPTS instead of being taken again every lease, for ever, and
+      // the notifications after it in this run still go.
+      log.error({ err: error, alertId: alert.id }, 'alert notification could not be sent');
+      const message = error instanceof Error ? error.message : String(error);
+      return { outcome: 'retry', status: null, error: message, retryAfterMs: 0, parts: 0 };
+    });
     if (sent.outcome === 'delivered') {
       await markSent(db, change.id);
       log.info({ alertId: alert.id, state: change.state }, 'alert notification sent');

@@ -79,4 +79,51 @@ describe('alert notifications through the destination senders', () => {
     const changes = [...history.values()][0] ?? [];
     expect(changes[0]?.lastError).toMatch(/HTTP 40[13]/);
   });
+
+  it('counts a notify that cannot be sent as a failed attempt, gives it up after six, and still sends the others', async () => {
+    await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Broken',
+        condition: { type: 'budget', percent: 50 },
+        notify: { kind: 'telegram', bot_token: BOT_TOKEN, chat_id: '-1002' },
+      })
+      .expect(201);
+    await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Working',
+        condition: { type: 'budget', percent: 50 },
+        notify: { kind: 'telegram', bot_token: BOT_TOKEN, chat_id: '-1003' },
+      })
+      .expect(201);
+    // As if sealed under a key this server no longer has: opening it throws.
+    await app.ctx.db.query(
+      `update alerts set notify_secret = 'enc:v1:bm90LXNlYWxlZC1ieS1hbnkta2V5LW9mLXRoaXMtc2VydmVy' where name = 'Broken'`,
+    );
+    await driver.setWorkspace({ monthly_budget_usd: 0 }).expect(200);
+    await expect(evaluator.runOnce()).resolves.toMatchObject({ changed: 2, sent: 1 });
+    expect(chats.of('telegram').map((m) => m.to)).toEqual(['-1003']);
+
+    const broken = async () => {
+      const { rows } = await app.ctx.db.query<{
+        notification: string;
+        attempts: number;
+        last_error: string | null;
+      }>(
+        `select c.notification, c.attempts, c.last_error from alert_changes c
+         join alerts a on a.id = c.alert_id where a.name = 'Broken'`,
+      );
+      return rows[0];
+    };
+    expect(await broken()).toMatchObject({ notification: 'pending', attempts: 1 });
+    expect((await broken())?.last_error).toBeTruthy();
+    for (let attempt = 2; attempt <= 7; attempt++) {
+      // Due again now rather than after its back-off.
+      await app.ctx.db.query(`update alert_changes set locked_until = now() - interval '1 second'`);
+      await evaluator.runOnce();
+    }
+    expect(await broken()).toMatchObject({ notification: 'failed', attempts: 6 });
+    expect(chats.of('telegram').map((m) => m.to)).toEqual(['-1003']);
+  });
 });
