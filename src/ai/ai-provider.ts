@@ -60,7 +60,8 @@ export type AiFailure = { unanswered: true } | { unanswered: false; httpStatus?:
  * `retryAfterMs` is the server's own `Retry-After`: the next attempt waits at least that long.
  * `failure` says whether the server answered (and with which status), which decides whether a
  * fallback provider is asked. The message is shown to admins in Brain Logs, so it never contains
- * the API key.
+ * the API key. `rejectedReply` is the model's answer when it came but was refused
+ * (`reply_invalid`), so Brain Logs can show what the model said.
  */
 export class AiError extends Error {
   override name = 'AiError';
@@ -70,6 +71,7 @@ export class AiError extends Error {
     readonly retryable: boolean,
     readonly retryAfterMs?: number,
     readonly failure: AiFailure = { unanswered: false },
+    readonly rejectedReply?: string,
   ) {
     super(message);
   }

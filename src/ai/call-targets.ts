@@ -32,7 +32,8 @@ export async function callTargets(
 
 /**
  * A reply of the wrong shape is a failed call (`reply_invalid`): another answer may fit, unless
- * the provider always answers the same. Any exception while checking counts as one.
+ * the provider always answers the same. Any exception while checking counts as one. The error
+ * carries the refused text, as checked, for Brain Logs.
  */
 export async function checkReply(
   reply: AiReply,
@@ -44,8 +45,11 @@ export async function checkReply(
       `the reply could not be checked: ${error instanceof Error ? error.message : String(error)}`,
   );
   if (problem === undefined) return undefined;
-  return new AiError(`${REPLY_INVALID}: ${problem}`, !target.instance?.deterministic, undefined, {
-    unanswered: false,
-    httpStatus: 200,
-  });
+  return new AiError(
+    `${REPLY_INVALID}: ${problem}`,
+    !target.instance?.deterministic,
+    undefined,
+    { unanswered: false, httpStatus: 200 },
+    reply.text,
+  );
 }

@@ -95,6 +95,7 @@ export async function runWithFallbacks(
         retryable || invalid.retryable,
         retryAfterMs,
         invalid.failure,
+        invalid.rejectedReply,
       );
       return { ok: false, error: ended, target, calls };
     } catch (thrown) {

@@ -1,9 +1,11 @@
+import { REPLY_INVALID } from '../ai/reply-check.js';
 import type { Queryable } from '../db/database.js';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventRow } from '../events/event-row.js';
 import { EventsStore } from '../events/events-store.js';
 import { refusalDetailOf } from './event-refusal-repo.js';
+import { rejectedReplyOf } from './event-rejected-reply-repo.js';
 
 /**
  * The latest delivery of each of these events that has one: reply delivery's service, which
@@ -37,6 +39,12 @@ export class EventReader {
   async refusalDetail(workspaceId: string, event: EventJson): Promise<string | null> {
     if (event.status !== 'rejected') return null;
     return refusalDetailOf(this.db, workspaceId, event.id);
+  }
+
+  /** What the model answered when its reply was refused; null unless the error is `reply_invalid`. */
+  async rejectedReply(workspaceId: string, event: EventJson): Promise<string | null> {
+    if (!event.error?.startsWith(`${REPLY_INVALID}:`)) return null;
+    return rejectedReplyOf(this.db, workspaceId, event.id);
   }
 
   /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */

@@ -19,8 +19,9 @@ export async function lockEvent(
  * Puts finished events back in the queue as if just received: the worker renders them again
  * with the channel's template as it is now. The outcome they had is appended to `history`,
  * which keeps the last 20, long texts cut (events_history_kept, migrations/0017).
- * The status is checked again on the locked rows, so an event a concurrent replay already
- * took is left alone; returns the ids replayed.
+ * A refused answer (`rejected_reply`) is dropped, not kept in `history`: it is for reading the
+ * current outcome only. The status is checked again on the locked rows, so an event a concurrent
+ * replay already took is left alone; returns the ids replayed.
  */
 export async function requeueEvents(
   db: Queryable,
@@ -47,7 +48,7 @@ export async function requeueEvents(
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
        provider = null, model = null, usage = null, calls = '[]', cost_usd = null,
-       input_truncated = false, redactions = null, redaction_values = null,
+       input_truncated = false, redactions = null, redaction_values = null, rejected_reply = null,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { UNFINISHED_STATUSES } from '../events/event-states.js';
 import type { PanelServices } from './panel-services.js';
-import { eventView, LIST_TEXT_LIMIT, threadView } from './log-event-view.js';
+import { eventView, LIST_TEXT_LIMIT, rejectedReplyView, threadView } from './log-event-view.js';
 import { workspaceId } from './panel-auth.js';
 import { pathId } from './forms.js';
 import { traceUrl } from '../tracing/tracing.js';
@@ -19,10 +19,15 @@ export function eventPage(ctx: PanelServices): Router {
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     return eventView(event, channels, limit);
   };
-  // The outcome's views (the page and the detail) add the exact refusal the sender got.
+  // The outcome's views (the page and the detail) add the exact refusal the sender got, and what
+  // the model answered when its reply was refused as `reply_invalid`.
   const loadWhole = async (ws: string, rawId: unknown) => {
     const event = await load(ws, rawId, Number.POSITIVE_INFINITY);
-    return { ...event, refusalDetail: await ctx.eventReader.refusalDetail(ws, event) };
+    const [refusalDetail, rejectedReply] = await Promise.all([
+      ctx.eventReader.refusalDetail(ws, event),
+      ctx.eventReader.rejectedReply(ws, event),
+    ]);
+    return { ...event, refusalDetail, rejectedReply: rejectedReplyView(event, rejectedReply) };
   };
 
   router.get('/:id/row', async (req, res) => {

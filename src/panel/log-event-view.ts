@@ -1,3 +1,4 @@
+import { REPLY_INVALID } from '../ai/reply-check.js';
 import type { Channel } from '../channels/channels-service.js';
 import type { EventJson } from '../events/event-object.js';
 import type { EventPreview } from '../brain-logs/event-pages.js';
@@ -63,6 +64,32 @@ export function eventView(
     outcome: outcomeOf(event),
     replyText: laidOut?.isJson ? laidOut.text : reply,
     replyIsJson: laidOut?.isJson ?? false,
+  };
+}
+
+/** What the model answered when its reply was refused, shown under the event's error. */
+export interface RejectedReplyView {
+  /** Why it was refused, as the call that refused it says (without `reply_invalid: `). */
+  reason: string;
+  /** Laid out when it is JSON (of the wrong shape), else as the model wrote it. */
+  text: string;
+  isJson: boolean;
+}
+
+export function rejectedReplyView(
+  event: EventJson,
+  answer: string | null,
+): RejectedReplyView | null {
+  if (answer === null) return null;
+  const prefix = `${REPLY_INVALID}: `;
+  // The last refused call names the reason alone; the event's error may add "Gave up after …".
+  const refused = event.calls.findLast((call) => call.error?.startsWith(prefix));
+  const error = refused?.error ?? event.error ?? '';
+  const laidOut = prettyPayload(answer);
+  return {
+    reason: error.startsWith(prefix) ? error.slice(prefix.length) : error,
+    text: laidOut.text,
+    isJson: laidOut.isJson,
   };
 }
 

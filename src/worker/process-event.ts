@@ -17,7 +17,7 @@ import type { FinalOutcome, Finish } from './queue-finish.js';
 import { releaseEvent } from './queue-release.js';
 import { retryEvent } from './queue-retry.js';
 import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
-import { storableText } from './storable-text.js';
+import { storableRejectedReply, storableText } from './storable-text.js';
 import type { ChatParent } from '../tracing/tracing.js';
 
 export interface ProcessDeps extends RequestDeps {
@@ -133,7 +133,11 @@ export async function processEvent(
   return outcome;
 }
 
-/** A call that gave no usable reply: retried later while it may help and attempts are left. */
+/**
+ * A call that gave no usable reply: retried later while it may help and attempts are left. A
+ * reply refused as `reply_invalid` is kept either way, for Brain Logs to show (already restored:
+ * the check saw the reply as a kept reply is stored).
+ */
 async function failedCall(
   deps: ProcessDeps,
   event: ClaimedEvent,
@@ -145,13 +149,15 @@ async function failedCall(
   const { db, log, workerId } = deps;
   const eventId = event.id;
   const message = storableText(aiError.message);
+  const rejectedReply =
+    aiError.rejectedReply === undefined ? null : storableRejectedReply(aiError.rejectedReply);
   if (aiError.retryable && attempts < deps.maxAttempts) {
     log.warn({ eventId, attempts, error: message }, 'AI call failed; retrying later');
     const dueInMs = await retryEvent(
       db,
       eventId,
       workerId,
-      message,
+      { error: message, rejectedReply },
       deps.retryBaseMs,
       aiError.retryAfterMs ?? 0,
       call,
@@ -163,7 +169,7 @@ async function failedCall(
   }
   const final = aiError.retryable ? `${message} Gave up after ${attempts} attempts.` : message;
   log.warn({ eventId, attempts, error: final }, 'event failed');
-  return finish({ status: 'failed', error: final }, call);
+  return finish({ status: 'failed', error: final, rejectedReply }, call);
 }
 
 function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {

@@ -6,7 +6,13 @@ import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call
 export type FinalOutcome = (
   | { status: 'replied'; reply: string }
   | { status: 'skipped'; prompt: string; missing: readonly string[] }
-  | { status: 'failed'; error: string; prompt?: string }
+  | {
+      status: 'failed';
+      error: string;
+      prompt?: string;
+      /** The attempt's answer refused as `reply_invalid`; absent or null when it failed otherwise. */
+      rejectedReply?: string | null;
+    }
 ) & { status: ReplyOutcomeStatus };
 
 /** How one claimed event ends; `call` records the attempt's calls and their cost (none when it made none). */
@@ -23,7 +29,9 @@ export interface Finish {
  * another worker claimed) from writing a second result: that event is left as it is, and its id
  * is missing from the answer. Resolves to the ids this worker ended.
  * A prompt given here replaces the stored one; without one the prompt stored by
- * `startAttempts` stays.
+ * `startAttempts` stays. A failed event keeps its attempt's refused answer (`rejected_reply`),
+ * or, when it ends without a call (no attempts left), the one its last retry kept; any other
+ * outcome clears it, so a refused answer never stands beside a reply.
  */
 export async function finishEvents(
   db: Queryable,
@@ -45,16 +53,19 @@ export async function finishEvents(
        provider = coalesce(finished.provider, events.provider),
        model = case when finished.provider is null then events.model else finished.model end,
        calls = ${KEEP_CALLS('finished.calls::jsonb')},
+       rejected_reply = case when finished.status = 'failed' then coalesce(finished.rejected_reply,
+         case when finished.calls is null then events.rejected_reply end) end,
        locked_by = null,
        locked_until = null,
        completed_at = now()
      from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                 $8::text[], $9::integer[], $10::numeric[], $11::text[], $12::text[], $13::text[])
+                 $8::text[], $9::integer[], $10::numeric[], $11::text[], $12::text[], $13::text[],
+                 $14::text[])
        as finished(id, status, prompt, reply, error, missing, usage, latency_ms, cost_usd, provider,
-                   model, calls)
+                   model, calls, rejected_reply)
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
-    [workerId, ...Array.from({ length: 12 }, (_, column) => rows.map((row) => row[column]))],
+    [workerId, ...Array.from({ length: 13 }, (_, column) => rows.map((row) => row[column]))],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );
@@ -70,5 +81,6 @@ function finishRow({ eventId, outcome, call }: Finish) {
     outcome.status === 'failed' ? outcome.error : null,
     outcome.status === 'skipped' ? textArrayLiteral(outcome.missing) : null,
     ...callParams(call),
+    outcome.status === 'failed' ? (outcome.rejectedReply ?? null) : null,
   ];
 }

@@ -7,15 +7,16 @@ import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call
  * is dropped ("equal jitter") so events that failed together are not all retried together.
  * Computed in SQL so the delay is measured on the database clock, the one `claimEvents` reads.
  * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
- * long. The error and the attempt's calls are kept so Brain Logs shows why the event is waiting. Only the lock owner may
- * do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
+ * long. The error and the attempt's calls are kept so Brain Logs shows why the event is waiting,
+ * and the refused answer of a `reply_invalid` (null after any other failure, so a stale one never
+ * stands beside another error). Only the lock owner may do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
  * undefined when the worker no longer held the event.
  */
 export async function retryEvent(
   db: Queryable,
   eventId: string,
   workerId: string,
-  error: string,
+  failure: { error: string; rejectedReply: string | null },
   baseMs: number,
   minDelayMs = 0,
   call?: AiCallRecord,
@@ -34,11 +35,20 @@ export async function retryEvent(
        provider = coalesce($9, provider),
        model = case when $9::text is null then model else $10 end,
        calls = ${KEEP_CALLS('$11::jsonb')},
+       rejected_reply = $12,
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'
      returning (extract(epoch from run_at - now()) * 1000)::float8 as due_in_ms`,
-    [eventId, workerId, error, baseMs, minDelayMs, ...callParams(call)],
+    [
+      eventId,
+      workerId,
+      failure.error,
+      baseMs,
+      minDelayMs,
+      ...callParams(call),
+      failure.rejectedReply,
+    ],
   );
   return rows[0]?.due_in_ms;
 }
