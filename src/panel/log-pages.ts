@@ -81,7 +81,7 @@ export function logPages(ctx: PanelServices): Router {
     // The targets the Delivery filter offers: the reply URL, the channel's destinations, and the
     // one asked for (a destination since removed, or of another channel) so the form keeps it.
     const deliveryTargets = [
-      { value: REPLY_URL_TARGET, label: deliveryTargetName(REPLY_URL_TARGET, undefined) },
+      { value: REPLY_URL_TARGET, label: 'Reply URL' },
       ...destinations.map((d) => ({ value: d.id, label: deliveryTargetName(d.id, d.kind) })),
     ];
     if (form.delivery_to && !deliveryTargets.some((t) => t.value === form.delivery_to))
@@ -92,7 +92,9 @@ export function logPages(ctx: PanelServices): Router {
     const filterSummary = filterWords(
       form,
       channels.get(form.channel)?.name,
-      deliveryTargets.find((t) => t.value === form.delivery_to)?.label,
+      form.delivery_to === REPLY_URL_TARGET
+        ? undefined
+        : deliveryTargets.find((t) => t.value === form.delivery_to)?.label,
     );
     const titleWords = [form.search && `“${form.search}”`, filterSummary].filter(Boolean);
     res.render('logs/index', {
