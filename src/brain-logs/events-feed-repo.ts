@@ -20,7 +20,7 @@ export async function listChanges(
 ): Promise<EventChange[]> {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const where = eventsWhere(conditions, param);
+  const where = eventsWhere(conditions, param, true);
   const { rows } = await db.query<EventChange>(
     `select id, change_seq, ${TEXT_BYTES} as bytes from events
      where ${where.join(' and ')} and change_seq > ${param(afterSeq)}::bigint

@@ -2,6 +2,7 @@ import { isStorableTime } from '../db/sql.js';
 import { AppError } from '../platform/errors.js';
 import { ROW_ID } from '../platform/secrets.js';
 import type { EventStatus } from '../events/event-states.js';
+import type { DeliveryCondition } from './delivery-filter.js';
 import type { EventConditions } from './events-where.js';
 import type { PayloadCondition } from './payload-filter.js';
 
@@ -21,6 +22,8 @@ export interface EventFilter {
   q?: string;
   /** `payload.<path>=<value>` conditions, all of which must hold. */
   payload?: PayloadCondition[];
+  /** The events with a message in this delivery state (to this target), or with none (panel only). */
+  delivery?: DeliveryCondition;
   /** 1–500; 50 when not given. */
   limit?: number;
   /** The `next_cursor` of the previous page. */
@@ -65,5 +68,6 @@ export function filterConditions(workspaceId: string, filter: EventFilter): Even
     payload: filter.payload,
     threadKey: filter.threadKey,
     version: filter.version,
+    delivery: filter.delivery,
   };
 }

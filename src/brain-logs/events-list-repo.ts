@@ -70,7 +70,7 @@ export async function listEvents(db: Queryable, query: EventQuery): Promise<Even
 function pageStatement(query: EventQuery, columns: string): [string, unknown[]] {
   const params: unknown[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const where = eventsWhere(query, param);
+  const where = eventsWhere(query, param, true);
   if (query.after !== undefined) {
     where.push(
       `(received_at, id) < (${param(query.after.receivedAt)}::timestamptz, ${param(query.after.id)}::bigint)`,

@@ -4,6 +4,7 @@ import {
   UNFINISHED_STATUSES,
   sqlStatusList,
 } from '../events/event-states.js';
+import { deliveryCondition, type DeliveryCondition } from './delivery-filter.js';
 import type { PayloadCondition } from './payload-filter.js';
 
 /** The conditions of a Brain Logs filter, as the repo receives them (times as ISO text). */
@@ -20,6 +21,8 @@ export interface EventConditions {
   payload?: readonly PayloadCondition[];
   threadKey?: string;
   version?: number;
+  /** The events with a message in this state (to this target), or with none. */
+  delivery?: DeliveryCondition;
 }
 
 /**
@@ -42,8 +45,11 @@ const PARSED = `status in ${sqlStatusList(REPLY_OUTCOMES)}`;
 
 type Param = (value: unknown) => string;
 
-/** `where` terms for a filter; each value becomes a parameter through `param`. */
-export function eventsWhere(c: EventConditions, param: Param): string[] {
+/**
+ * `where` terms for a filter; each value becomes a parameter through `param`. `listing`: the
+ * statement reads the events in an index's order and stops at a limit (see deliveryCondition).
+ */
+export function eventsWhere(c: EventConditions, param: Param, listing = false): string[] {
   const where = [`workspace_id = ${param(c.workspaceId)}`];
   if (c.channelId !== undefined) where.push(`channel_id = ${param(c.channelId)}`);
   if (c.status !== undefined) where.push(`status = ${param(c.status)}`);
@@ -53,6 +59,7 @@ export function eventsWhere(c: EventConditions, param: Param): string[] {
   if (c.version !== undefined) where.push(`version = ${param(c.version)}`);
   if (c.q !== undefined && c.q !== '') where.push(textCondition(c.q, param));
   for (const condition of c.payload ?? []) where.push(payloadCondition(condition, param));
+  if (c.delivery !== undefined) where.push(deliveryCondition(c.delivery, param, listing));
   return where;
 }
 

@@ -200,18 +200,23 @@ export async function rotateReplySecret(
   return stored && secrets.open(stored);
 }
 
-/** Failed deliveries of one channel to one kind of destination, over a window of time. */
+/** Failed deliveries of one channel to one target (its reply URL or a destination). */
 export interface DeliveryFailureGroup {
   channel_id: string;
+  /** The destination's id; null for the reply URL's messages. */
+  destination_id: string | null;
   /** The destination's kind; the reply URL's messages count as `webhook`. */
   kind: string;
+  /** How many events: each counts its newest message to the target, as Brain Logs shows it. */
   count: number;
   last_at: Date;
 }
 
 /**
- * Deliveries of a workspace (or one channel) created in [from, to) that ended `failed`, grouped
- * by channel and destination kind, most frequent first: Brain Logs' "delivery to Slack failed ×3".
+ * Events of a workspace (or one channel) received in [from, to) whose newest message to a target
+ * ended `failed`, grouped by channel and target, most frequent first: Brain Logs' "delivery to
+ * Slack #7 failed ×3", whose link (delivery=failed, to that target, the same window) lists
+ * exactly those events.
  */
 export async function deliveryFailureGroups(
   db: Queryable,
@@ -222,18 +227,21 @@ export async function deliveryFailureGroups(
   limit: number,
 ): Promise<DeliveryFailureGroup[]> {
   const { rows } = await db.query<DeliveryFailureGroup>(
-    `select deliveries.channel_id::text, coalesce(destinations.kind, 'webhook') as kind,
-            count(*)::integer as count,
+    `select deliveries.channel_id::text, deliveries.destination_id::text,
+            coalesce(destinations.kind, 'webhook') as kind, count(*)::integer as count,
             max(coalesce((select max(attempted_at) from delivery_attempts
                           where delivery_attempts.delivery_id = deliveries.id),
                          deliveries.created_at)) as last_at
      from deliveries
-       join channels on channels.id = deliveries.channel_id
+       join events on events.id = deliveries.event_id
        left join destinations on destinations.id = deliveries.destination_id
-     where channels.workspace_id = $1 and ($2::bigint is null or deliveries.channel_id = $2)
-       and deliveries.created_at >= $3 and deliveries.created_at < $4
+     where events.workspace_id = $1 and ($2::bigint is null or events.channel_id = $2)
+       and events.received_at >= $3 and events.received_at < $4
        and deliveries.state = 'failed'
-     group by deliveries.channel_id, coalesce(destinations.kind, 'webhook')
+       and not exists (select 1 from deliveries newer
+                       where newer.event_id = deliveries.event_id and newer.id > deliveries.id
+                         and newer.destination_id is not distinct from deliveries.destination_id)
+     group by deliveries.channel_id, deliveries.destination_id, destinations.kind
      order by count desc, last_at desc
      limit $5`,
     [workspaceId, channelId ?? null, from, to, limit],

@@ -108,7 +108,7 @@ export class DeliveriesService {
     return records;
   }
 
-  /** Deliveries that ended failed in [from, to), by channel and destination kind, most first. */
+  /** Events received in [from, to) whose delivery to a target failed, by channel and target. */
   failures(
     workspaceId: string,
     channelId: string | undefined,

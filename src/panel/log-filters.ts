@@ -1,5 +1,7 @@
 import { isEventStatus } from '../events/event-states.js';
 import type { EventFilter } from '../brain-logs/events-filter.js';
+import { isDeliveryFilter, REPLY_URL_TARGET } from '../brain-logs/delivery-filter.js';
+import { ROW_ID } from '../platform/secrets.js';
 import { dateTimeLocalValue, STATUS_LABELS } from './format.js';
 import { parseLogSearch } from './log-search.js';
 
@@ -13,9 +15,22 @@ export interface LogFilterForm {
   /** A version of the channel: the events answered with it (linked from the editor's versions). */
   version: string;
   status: string;
+  /** `failed`, `held`, `pending`, `delivered` or `none`: the events with a message in that state. */
+  delivery: string;
+  /** `reply_url` or a destination's id: only the messages to it count. */
+  delivery_to: string;
   from: string;
   to: string;
 }
+
+/** The Delivery filter's choices, in the form's order, with the words of the page's title. */
+export const DELIVERY_CHOICES = [
+  { value: 'failed', label: 'Failed', words: 'Delivery failed' },
+  { value: 'held', label: 'Held (delivery off)', words: 'Delivery held' },
+  { value: 'pending', label: 'Pending (waiting or being sent)', words: 'Delivery pending' },
+  { value: 'delivered', label: 'Delivered', words: 'Delivered' },
+  { value: 'none', label: 'No message', words: 'No delivery' },
+] as const;
 
 export const QUICK_RANGES = [
   { since: '1h', label: 'last hour', ms: 3_600_000 },
@@ -52,6 +67,8 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
     thread: text(query.thread),
     version: text(query.version),
     status: text(query.status),
+    delivery: text(query.delivery),
+    delivery_to: text(query.delivery_to),
     from: text(query.from),
     to: text(query.to),
   };
@@ -80,6 +97,16 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
     if (isEventStatus(form.status)) filter.status = form.status;
     else problems.push(`There is no status “${form.status}”; showing every status.`);
   }
+  if (form.delivery && !isDeliveryFilter(form.delivery))
+    problems.push(`There is no delivery state “${form.delivery}”; showing every event.`);
+  if (form.delivery_to && form.delivery_to !== REPLY_URL_TARGET && !ROW_ID.test(form.delivery_to))
+    problems.push(`There is no destination “${form.delivery_to}”; showing every target.`);
+  const state = isDeliveryFilter(form.delivery) ? form.delivery : undefined;
+  const to =
+    form.delivery_to === REPLY_URL_TARGET || ROW_ID.test(form.delivery_to)
+      ? form.delivery_to
+      : undefined;
+  if (state || to) filter.delivery = { state, to };
   for (const bound of ['from', 'to'] as const) {
     if (!form[bound] || filter[bound]) continue;
     const date = parseUtc(form[bound]);
@@ -108,12 +135,36 @@ export function logsUrl(form: LogFilterForm, extra: Record<string, string> = {})
  * The filter in a few words (`Shop · Failed · from 2024-05-01T10:00:00`), for the page's title
  * and the collapsed filters' summary: a tab or a bookmark says which events it shows.
  */
-export function filterWords(form: LogFilterForm, channelName: string | undefined): string {
+export function filterWords(
+  form: LogFilterForm,
+  channelName: string | undefined,
+  targetName: string | undefined = undefined,
+): string {
   const words: string[] = [];
   if (form.channel) words.push(channelName ?? `channel ${form.channel}`);
   if (form.thread) words.push(`thread ${form.thread}`);
   if (form.status) words.push(STATUS_LABELS[form.status] ?? form.status);
+  const delivery = DELIVERY_CHOICES.find((choice) => choice.value === form.delivery);
+  if (delivery) words.push(delivery.words);
+  if (form.delivery_to) {
+    const target = targetName ?? deliveryTargetName(form.delivery_to, undefined);
+    words.push(delivery ? `to ${target}` : `messages to ${target}`);
+  }
   if (form.from) words.push(`from ${form.from}`);
   if (form.to) words.push(`to ${form.to}`);
   return words.join(' · ');
 }
+
+/** A delivery target in words: `the reply URL`, `Slack #7` (its kind known), `destination #7`. */
+export function deliveryTargetName(target: string, kind: string | undefined): string {
+  if (target === REPLY_URL_TARGET) return 'the reply URL';
+  return `${kind ? (DESTINATION_KINDS[kind] ?? kind) : 'destination'} #${target}`;
+}
+
+const DESTINATION_KINDS: Record<string, string> = {
+  webhook: 'Webhook',
+  slack: 'Slack',
+  telegram: 'Telegram',
+  discord: 'Discord',
+  teams: 'Teams',
+};

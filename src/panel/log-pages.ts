@@ -4,7 +4,16 @@ import { notFound } from '../platform/errors.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
-import { filterWords, logsUrl, parseLogFilter, QUICK_RANGES } from './log-filters.js';
+import {
+  DELIVERY_CHOICES,
+  deliveryTargetName,
+  filterWords,
+  logsUrl,
+  parseLogFilter,
+  QUICK_RANGES,
+  type LogFilterForm,
+} from './log-filters.js';
+import { REPLY_URL_TARGET } from '../brain-logs/delivery-filter.js';
 import { workspaceId } from './panel-auth.js';
 import { dateTimeLocalValue } from './format.js';
 import { eventPage } from './log-event-page.js';
@@ -13,13 +22,17 @@ const PAGE_SIZE = 50;
 /** Brain Logs counts matching events exactly up to here, and says "10,000+" beyond. */
 export const COUNT_CAP = 10_000;
 const DAY_MS = 86_400_000;
-/** How a failed delivery group names where it went: the reply URL's messages count as a webhook. */
-const DELIVERY_TARGETS: Record<string, string> = {
-  webhook: 'a webhook',
-  slack: 'Slack',
-  telegram: 'Telegram',
-  discord: 'Discord',
-  teams: 'Teams',
+/** The empty filter: a failure group's link sets only what the group counted by. */
+const NO_FILTER: LogFilterForm = {
+  search: '',
+  channel: '',
+  thread: '',
+  version: '',
+  status: '',
+  delivery: '',
+  delivery_to: '',
+  from: '',
+  to: '',
 };
 
 /** Brain Logs: the events of the current workspace, newest first, with filters and keyset pages. */
@@ -40,13 +53,17 @@ export function logPages(ctx: PanelServices): Router {
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
     const to = filter.to ?? new Date();
     const from = filter.from ?? new Date(to.getTime() - DAY_MS);
-    const [page, count, volume, failures, deliveryFailures] = await Promise.all([
+    const [page, count, volume, failures, deliveryFailures, destinations] = await Promise.all([
       // Texts one character past the list's limit: enough to know they are cut, never whole 1 MB payloads.
       ctx.eventPages.listPreviews(ws, { ...filter, limit: PAGE_SIZE, cursor }, LIST_TEXT_LIMIT + 1),
       ctx.eventCounts.count(ws, filter, COUNT_CAP + 1),
       ctx.eventCounts.volume(ws, filter, from, to),
       ctx.eventCounts.failures(ws, filter.channelId, from, to),
       ctx.deliveries.failures(ws, filter.channelId, from, to),
+      // The chosen channel's destinations: the Delivery filter's targets.
+      filter.channelId
+        ? ctx.destinations.ofChannels([filter.channelId]).then((map) => [...map.values()].flat())
+        : [],
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
     const filtered = Boolean(
@@ -55,11 +72,30 @@ export function logPages(ctx: PanelServices): Router {
       form.thread ||
       form.version ||
       form.status ||
+      form.delivery ||
+      form.delivery_to ||
       form.from ||
       form.to,
     );
     const query = logsUrl(form).replace(/^\/logs\??/, '');
-    const filterSummary = filterWords(form, channels.get(form.channel)?.name);
+    // The targets the Delivery filter offers: the reply URL, the channel's destinations, and the
+    // one asked for (a destination since removed, or of another channel) so the form keeps it.
+    const deliveryTargets = [
+      { value: REPLY_URL_TARGET, label: 'Reply URL' },
+      ...destinations.map((d) => ({ value: d.id, label: deliveryTargetName(d.id, d.kind) })),
+    ];
+    if (form.delivery_to && !deliveryTargets.some((t) => t.value === form.delivery_to))
+      deliveryTargets.push({
+        value: form.delivery_to,
+        label: deliveryTargetName(form.delivery_to, undefined),
+      });
+    const filterSummary = filterWords(
+      form,
+      channels.get(form.channel)?.name,
+      form.delivery_to === REPLY_URL_TARGET
+        ? undefined
+        : deliveryTargets.find((t) => t.value === form.delivery_to)?.label,
+    );
     const titleWords = [form.search && `“${form.search}”`, filterSummary].filter(Boolean);
     res.render('logs/index', {
       title: titleWords.length ? `Brain Logs · ${titleWords.join(' · ')}` : 'Brain Logs',
@@ -69,6 +105,8 @@ export function logPages(ctx: PanelServices): Router {
       problems,
       channelList,
       statuses: EVENT_STATUSES,
+      deliveryChoices: DELIVERY_CHOICES,
+      deliveryTargets,
       quickRanges: QUICK_RANGES.map((range) => ({
         ...range,
         href: logsUrl({ ...form, from: '', to: '' }, { since: range.since }),
@@ -95,9 +133,18 @@ export function logPages(ctx: PanelServices): Router {
       deliveryFailures: deliveryFailures.map((group) => ({
         ...group,
         last_at: new Date(group.last_at),
-        target: DELIVERY_TARGETS[group.kind] ?? group.kind,
+        target: deliveryTargetName(group.destination_id ?? REPLY_URL_TARGET, group.kind),
         channelName: channels.get(group.channel_id)?.name ?? `Deleted channel #${group.channel_id}`,
-        href: logsUrl({ ...form, channel: group.channel_id, from: dateTimeLocalValue(from) }, {}),
+        // The events the group counted: its channel's, received in its window, whose newest
+        // message to its target failed.
+        href: logsUrl({
+          ...NO_FILTER,
+          channel: group.channel_id,
+          delivery: 'failed',
+          delivery_to: group.destination_id ?? REPLY_URL_TARGET,
+          from: dateTimeLocalValue(from),
+          to: form.to,
+        }),
       })),
       volumeFrom: from,
       volumeTo: to,

@@ -322,6 +322,39 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
       .screenshot({ path: `${SCREENSHOTS}/senders-stripe-1440.png` });
   });
 
+  it('lists only the events whose delivery failed when a delivery failure group is clicked', async () => {
+    const driver = new Driver(app);
+    const notifier = await driver.createChannel({ name: 'Notifier', template: 'Note {{n}}' });
+    // A reply URL set straight in the database: no delivery worker runs here, nothing is sent.
+    await app.ctx.db.query(
+      `update channels set reply_url = 'https://example.invalid/hook' where id = $1`,
+      [notifier.id],
+    );
+    const sent: string[] = [];
+    for (let n = 1; n <= 5; n++)
+      sent.push((await driver.sendEvent(notifier.webhook_url, { n })).body.event_id as string);
+    const worker = createWorker(app.ctx);
+    while ((await worker.runOnce()) > 0);
+    // Two of the five messages failed, as the delivery worker leaves them after the last attempt.
+    const failed = [sent[1], sent[3]] as string[];
+    await app.ctx.db.query(
+      `update deliveries set state = case when event_id = any($2::bigint[]) then 'failed' else 'delivered' end
+       where channel_id = $1`,
+      [notifier.id, failed],
+    );
+    await page.goto('/logs');
+    const group = page.locator(
+      `#failures li[data-channel-id="${notifier.id}"][data-destination-id="reply_url"] a`,
+    );
+    expect(await group.textContent()).toMatch(/delivery to the reply URL failed\s*×2/);
+    await Promise.all([page.waitForURL(/delivery=failed/), group.click()]);
+    expect(await page.title()).toContain('Notifier · Delivery failed · to the reply URL');
+    expect(((await listedIds()) as string[]).sort()).toEqual(failed.sort());
+    expect(await page.inputValue('#delivery')).toBe('failed');
+    expect(await page.inputValue('#delivery_to')).toBe('reply_url');
+    await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-delivery-failed-1440.png` });
+  });
+
   it('raised no script error and no CSP violation', () => {
     expect(problems).toEqual([]);
   });

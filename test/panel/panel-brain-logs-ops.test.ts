@@ -182,7 +182,7 @@ describe('Brain Logs for operators (panel)', () => {
     expect(listedIds(listed.text)).toHaveLength(2);
   });
 
-  it('groups failed reply deliveries by channel and target, linking to the channel’s events', async () => {
+  it('groups failed reply deliveries by channel and target, linking to those events', async () => {
     const replying = await client.createChannel('Replying');
     await client.form(`/channels/${replying}/reply-url`, { reply_url: receiver.url() });
     // Two attempts each (DELIVERY_RETRY_SCHEDULE=10ms), every one answered 500: both fail.
@@ -203,13 +203,13 @@ describe('Brain Logs for operators (panel)', () => {
     const html = (await client.page('/logs')).text;
     const section = /<details class="card failures"[\s\S]*?<\/details>/.exec(html)?.[0] ?? '';
     const group = new RegExp(
-      `<li data-delivery-kind="webhook" data-channel-id="${replying}">([\\s\\S]*?)</li>`,
+      `<li data-delivery-kind="webhook" data-destination-id="reply_url" data-channel-id="${replying}">([\\s\\S]*?)</li>`,
     ).exec(section)?.[1];
     const words = (group ?? '')
       .replace(/<[^>]+>/g, ' ')
       .replace(/\s+/g, ' ')
       .trim();
-    expect(words).toMatch(/^Delivery failed delivery to a webhook failed ×2 Replying · last /);
+    expect(words).toMatch(/^Delivery failed delivery to the reply URL failed ×2 Replying · last /);
     expect(section).toContain('2 failed deliveries');
     const link = /<a href="([^"]+)"/.exec(group ?? '')?.[1];
     const listed = await client.page(unescapeHtml(link ?? ''));
