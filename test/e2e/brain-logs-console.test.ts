@@ -5,7 +5,7 @@ import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium } from './browser.js';
+import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
 
 // Screenshots for the change's description go outside the repository when that folder exists.
 const SCREENSHOTS = process.env.SCREENSHOTS_DIR ?? 'test-results';
@@ -243,10 +243,8 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     ] as const) {
       await phone.goto(path);
       await phone.screenshot({ path: `${SCREENSHOTS}/${name}-390-full.png`, fullPage: true });
-      const overflow = await phone.evaluate(
-        'document.documentElement.scrollWidth - window.innerWidth',
-      );
-      expect(Number(overflow), path).toBeLessThanOrEqual(0);
+      const overflow = await sidewaysOverflow(phone);
+      expect(overflow, path).toBeLessThanOrEqual(0);
     }
     await phone.goto('/logs');
     const visible = await rowsAboveTheFold(phone, PHONE.height);

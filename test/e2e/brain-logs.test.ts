@@ -5,7 +5,7 @@ import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium } from './browser.js';
+import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 
@@ -178,10 +178,8 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     expect(header?.height).toBeLessThan((brand?.height ?? 0) * 3 + 24);
     const first = await phone.locator('#event-list .event-row').first().boundingBox();
     expect((first?.y ?? 9999) + (first?.height ?? 0)).toBeLessThanOrEqual(844);
-    const overflow = await phone.evaluate(
-      'document.documentElement.scrollWidth - window.innerWidth',
-    );
-    expect(Number(overflow)).toBeLessThanOrEqual(0);
+    const overflow = await sidewaysOverflow(phone);
+    expect(overflow).toBeLessThanOrEqual(0);
     await phone.screenshot({ path: `${SCREENSHOTS}/brain-logs-phone.png` });
     await phone.close();
   });

@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium } from './browser.js';
+import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 
@@ -247,10 +247,8 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     });
     await phone.context().addCookies(await context.cookies());
     await phone.goto('/channels');
-    const overflow = await phone.evaluate(
-      'document.documentElement.scrollWidth - window.innerWidth',
-    );
-    expect(Number(overflow)).toBeLessThanOrEqual(0);
+    const overflow = await sidewaysOverflow(phone);
+    expect(overflow).toBeLessThanOrEqual(0);
     await phone.screenshot({ path: `${SCREENSHOTS}/channels-phone.png`, fullPage: true });
     await phone.close();
   });
