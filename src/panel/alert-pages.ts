@@ -4,7 +4,7 @@ import type { PanelServices } from './panel-services.js';
 import { workspaceId } from './panel-auth.js';
 
 /** `/alerts`: each alert rule of the workspace with its state and its latest changes. */
-export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'config'>): Router {
+export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config'>): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'alerts';
@@ -13,15 +13,17 @@ export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'config'>): Route
 
   router.get('/', async (_req, res) => {
     const workspace = workspaceId(res);
-    const [alerts, history] = await Promise.all([
+    const [alerts, history, channels] = await Promise.all([
       ctx.alerts.list(workspace),
       ctx.alerts.history(workspace),
+      ctx.channels.list(workspace),
     ]);
+    const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
     res.render('alerts/index', {
       title: 'Alerts',
       alerts,
       history,
-      describe: describeCondition,
+      describe: (condition: AlertCondition) => describeCondition(condition, channelNames),
       valueOf: describeValue,
       intervalS: ctx.config.alertIntervalMs / 1000,
     });
@@ -30,12 +32,17 @@ export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'config'>): Route
   return router;
 }
 
-/** A condition in words: "Failure rate ≥ 25% over 5 min (at least 10 events), channel 3". */
-export function describeCondition(condition: AlertCondition): string {
-  const channel =
-    'channel_id' in condition && condition.channel_id
-      ? `, channel ${condition.channel_id}`
-      : ', any channel';
+/**
+ * A condition in words: "Failure rate ≥ 25% over 300 s (at least 10 events), channel “Shop”"; a
+ * channel since deleted is named by its id.
+ */
+export function describeCondition(
+  condition: AlertCondition,
+  channelNames: ReadonlyMap<string, string>,
+): string {
+  const id = 'channel_id' in condition ? condition.channel_id : undefined;
+  const name = id ? channelNames.get(id) : undefined;
+  const channel = !id ? ', any channel' : name ? `, channel “${name}”` : `, channel #${id}`;
   switch (condition.type) {
     case 'failure_rate':
       return `Failure rate ≥ ${condition.threshold * 100}% over ${condition.window_s} s (at least ${condition.min_events} events)${channel}`;

@@ -76,4 +76,27 @@ describe('the Alerts page', () => {
     ]);
     expect(receiver.messages).toHaveLength(2);
   });
+
+  it('names the channel a condition watches (HTML-escaped), and says so when it watches all', async () => {
+    const channel = await driver.createChannel({ name: 'Shop <orders>' });
+    await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Shop deliveries',
+        condition: { type: 'delivery_failed', channel_id: channel.id },
+        notify: { kind: 'webhook', url: receiver.url('/alerts') },
+      })
+      .expect(201);
+    await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Any rejections',
+        condition: { type: 'rejections', count: 5, window_s: 60 },
+        notify: { kind: 'webhook', url: receiver.url('/alerts') },
+      })
+      .expect(201);
+    const page = await client.page('/alerts');
+    expect(page.text).toContain('A delivery failed, channel “Shop &lt;orders&gt;”');
+    expect(page.text).toContain('Rejected requests ≥ 5 over 60 s, any channel');
+  });
 });
