@@ -4,8 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
+import { ADMIN_ENV } from '../panel/panel-client.js';
+import {
+  NOT_RUN,
+  hasChromium,
+  launchChromium,
+  sidewaysOverflow,
+  signIn,
+  watchForProblems,
+} from './browser.js';
 
 // Screenshots for the change's description go outside the repository when that folder exists.
 const SCREENSHOTS = process.env.SCREENSHOTS_DIR ?? 'test-results';
@@ -46,16 +53,9 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     browser = await launchChromium();
     context = await browser.newContext({ baseURL: app.baseUrl, viewport: DESKTOP });
     page = await context.newPage();
-    page.on('console', (message) => {
-      // The editor's refused save is a 400 page, as it should be: not a problem of the page.
-      const refusedSave = message.text().includes('status of 400');
-      if (message.type() === 'error' && !refusedSave) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto('/login');
-    await page.fill('input[name=email]', ADMIN_EMAIL);
-    await page.fill('input[name=password]', ADMIN_PASSWORD);
-    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
+    // The editor's refused save is a 400 page, as it should be: not a problem of the page.
+    watchForProblems(page, problems, (text) => text.includes('status of 400'));
+    await signIn(page);
   });
 
   afterAll(async () => {

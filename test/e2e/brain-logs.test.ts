@@ -4,8 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
+import { ADMIN_ENV } from '../panel/panel-client.js';
+import {
+  NOT_RUN,
+  hasChromium,
+  launchChromium,
+  sidewaysOverflow,
+  signIn,
+  watchForProblems,
+} from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 
@@ -48,15 +55,9 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
       viewport: { width: 1280, height: 900 },
     });
     page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
+    watchForProblems(page, problems);
     page.on('dialog', (dialog) => void dialog.accept());
-    await page.goto('/login');
-    await page.fill('input[name=email]', ADMIN_EMAIL);
-    await page.fill('input[name=password]', ADMIN_PASSWORD);
-    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
+    await signIn(page);
   });
 
   afterAll(async () => {

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../panel/panel-client.js';
 
 /** Debian's Chromium; the browser tests need it and are skipped without it. */
 export const CHROMIUM_PATH = '/usr/bin/chromium';
@@ -32,4 +33,27 @@ export function sidewaysOverflow(page: Page): Promise<number> {
   return page.evaluate<number>(
     'document.documentElement.scrollWidth - document.documentElement.clientWidth',
   );
+}
+
+/**
+ * Collects what the panel must never produce into `problems`: script errors and console errors
+ * (CSP violations are reported there), except those `expected` says a test caused on purpose.
+ */
+export function watchForProblems(
+  page: Page,
+  problems: string[],
+  expected: (consoleError: string) => boolean = () => false,
+): void {
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !expected(message.text())) problems.push(message.text());
+  });
+  page.on('pageerror', (error) => problems.push(error.message));
+}
+
+/** Signs in as the test admin (ADMIN_ENV) on the login page; resolves on the channel list. */
+export async function signIn(page: Page): Promise<void> {
+  await page.goto('/login');
+  await page.fill('input[name=email]', ADMIN_EMAIL);
+  await page.fill('input[name=password]', ADMIN_PASSWORD);
+  await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
 }

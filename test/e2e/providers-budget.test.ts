@@ -6,9 +6,9 @@ import { eventually } from '../support/eventually.js';
 import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
+import { ADMIN_ENV } from '../panel/panel-client.js';
 import { databaseDump, foundIn } from '../secrets/secret-forms.js';
-import { NOT_RUN, hasChromium, launchChromium } from './browser.js';
+import { NOT_RUN, hasChromium, launchChromium, signIn, watchForProblems } from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 const BACKUP_KEY = 'sk-proj-backup-e2e-4b7c1d9e2f3a5b6c7d8e';
@@ -56,14 +56,8 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
       viewport: { width: 1280, height: 900 },
     });
     page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto('/login');
-    await page.fill('input[name=email]', ADMIN_EMAIL);
-    await page.fill('input[name=password]', ADMIN_PASSWORD);
-    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
+    watchForProblems(page, problems);
+    await signIn(page);
   });
 
   afterAll(async () => {
