@@ -4,6 +4,7 @@ import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
+import { ANSWER_EXCERPT_BYTES } from '../outbound/attempt-record.js';
 import type { DestinationsService } from '../destinations/destinations-service.js';
 import { createSenderDeps } from '../destinations/sender-deps.js';
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -39,7 +40,12 @@ export function createDeliveryWorker(
     secrets: ctx.secrets,
     destinations: (ids) => ctx.destinations.forSending(ids),
     senders: createSenderDeps(config.delivery, allowPrivate),
-    client: new OutboundClient({ timeoutMs: config.delivery.timeoutMs, allowPrivate }),
+    client: new OutboundClient({
+      timeoutMs: config.delivery.timeoutMs,
+      allowPrivate,
+      // enough for the answer's excerpt Brain Logs shows with each attempt
+      keepBodyBytes: ANSWER_EXCERPT_BYTES,
+    }),
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,

@@ -110,6 +110,8 @@ export interface AttemptRow {
   status: number | null;
   error: string | null;
   duration_ms: number;
+  target: string | null;
+  answer: string | null;
   /** Made for the event's newest delivery (a replayed event has one delivery per outcome). */
   current: boolean;
 }
@@ -117,8 +119,8 @@ export interface AttemptRow {
 /** Every attempt made to deliver an event's reply (all its reply deliveries), oldest first. */
 export async function attemptsOfEvent(db: Queryable, eventId: string): Promise<AttemptRow[]> {
   const { rows } = await db.query<AttemptRow>(
-    `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms,
-            deliveries.id = (select max(id) from deliveries
+    `select delivery_attempts.delivery_id, attempted_at, status, error, duration_ms, target,
+            answer, deliveries.id = (select max(id) from deliveries
                              where event_id = $1 and destination_id is null) as current
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
      where deliveries.event_id = $1 and deliveries.destination_id is null
@@ -138,7 +140,7 @@ export async function destinationAttemptsOfEvent(
 ): Promise<(AttemptRow & { destination_id: string })[]> {
   const { rows } = await db.query<AttemptRow & { destination_id: string }>(
     `select deliveries.destination_id, delivery_attempts.delivery_id, attempted_at, status,
-            error, duration_ms, true as current
+            error, duration_ms, target, answer, true as current
      from delivery_attempts join deliveries on deliveries.id = delivery_attempts.delivery_id
      where deliveries.id in (select max(id) from deliveries
                              where event_id = $1 and destination_id is not null

@@ -20,6 +20,10 @@ export interface DeliveryAttempt {
   status: number | null;
   error: string | null;
   duration_ms: number;
+  /** Where it was sent, without a secret; null for attempts recorded before migration 0031. */
+  target: string | null;
+  /** The start of the answer's body, secrets cut out; null when none came (or before 0031). */
+  answer: string | null;
   /** Of the newest delivery, the one `delivery` on the event describes; else of an earlier outcome. */
   current: boolean;
 }
@@ -162,6 +166,8 @@ function attemptOf(row: repo.AttemptRow): DeliveryAttempt {
     status: row.status,
     error: row.error,
     duration_ms: row.duration_ms,
+    target: row.target,
+    answer: row.answer,
     current: row.current,
   };
 }

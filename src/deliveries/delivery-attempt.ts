@@ -7,6 +7,12 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../outbound/outbound-client.js';
+import {
+  answerExcerpt,
+  secretsOfUrl,
+  urlTarget,
+  withoutSecret,
+} from '../outbound/attempt-record.js';
 import { withDeliverySpan, type NoteOnSpan } from '../tracing/tracing.js';
 import { messageHeaders } from './delivery-message.js';
 import { deliveryGone } from './queue-gone.js';
@@ -68,6 +74,8 @@ async function send(
   const secrets = delivery.previous_secret
     ? [delivery.secret, delivery.previous_secret]
     : [delivery.secret];
+  // What Brain Logs shows: never the URL's query or userinfo, in the target or in the answer.
+  const target = urlTarget(delivery.url);
   const started = performance.now();
   const measured = () => {
     const ms = performance.now() - started;
@@ -94,29 +102,42 @@ async function send(
       durationMs,
       notBeforeMs: 0,
       final: !error.retryable,
+      target,
+      answer: null,
     });
   }
 
   const durationMs = measured();
   note({ 'http.response.status_code': res.status });
+  const hidden = [...secretsOfUrl(delivery.url), ...secrets];
+  const answer = answerExcerpt(res, hidden);
   if (res.status >= 200 && res.status < 300) {
-    const recorded = await deps.recordDelivered({ deliveryId, status: res.status, durationMs });
+    const recorded = await deps.recordDelivered({
+      deliveryId,
+      status: res.status,
+      durationMs,
+      target,
+      answer,
+    });
     if (!recorded) return 'lost';
     log.info({ eventId: delivery.event_id, deliveryId, status: res.status }, 'reply delivered');
     return 'delivered';
   }
   if (res.status === 410) {
     const reason = `The reply URL answered 410 Gone on ${new Date().toISOString()}; delivery is off until an admin turns it on again.`;
-    if (!(await deliveryGone(db, deliveryId, workerId, reason, durationMs))) return 'lost';
+    const attempt = { durationMs, target, answer };
+    if (!(await deliveryGone(db, deliveryId, workerId, reason, attempt))) return 'lost';
     log.warn({ eventId: delivery.event_id, deliveryId }, 'reply URL gone; delivery turned off');
     return 'gone';
   }
   return retry(deps, delivery, {
     status: res.status,
-    error: describeAnswer(res),
+    error: describeAnswer(res, hidden),
     durationMs,
     notBeforeMs: res.retryAfterMs,
     final: false,
+    target,
+    answer,
   });
 }
 
@@ -146,13 +167,19 @@ async function retry(
   return failed ? 'failed' : 'retried';
 }
 
-/** A non-2xx answer in words for Brain Logs: the status, where a 3xx pointed, the body's start. */
-function describeAnswer(res: OutboundResponse): string {
+/**
+ * A non-2xx answer in words for Brain Logs: the status, where a 3xx pointed, the body's start
+ * with the `hidden` secrets cut out.
+ */
+function describeAnswer(res: OutboundResponse, hidden: readonly string[]): string {
   if (res.status >= 300 && res.status < 400) {
-    const location = res.headers.location ? ` to ${res.headers.location}` : '';
+    const to = res.headers.location && hidden.reduce(withoutSecret, res.headers.location);
+    const location = to ? ` to ${to}` : '';
     return `HTTP ${res.status}: a redirect${location}, which is not followed; set the final URL.`;
   }
-  const text = res.bodyStart.replaceAll('\u0000', '\uFFFD').replace(/\s+/g, ' ').trim();
+  let text = res.bodyStart.replaceAll('\u0000', '\uFFFD');
+  for (const secret of hidden) text = withoutSecret(text, secret);
+  text = text.replace(/\s+/g, ' ').trim();
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return `HTTP ${res.status}${shown ? `: ${shown}` : ''}`;
 }

@@ -66,6 +66,7 @@ async function sendAndRecord(
   const durationMs = performance.now() - started;
   deps.metrics.deliveryDuration.observe({ kind }, durationMs / 1000);
   if (outcome.status) note({ 'http.response.status_code': outcome.status });
+  const shown = { target: outcome.target, answer: outcome.answer ?? null };
   const log = {
     eventId: delivery.event_id,
     deliveryId: delivery.id,
@@ -77,6 +78,7 @@ async function sendAndRecord(
       deliveryId: delivery.id,
       status: outcome.status,
       durationMs,
+      ...shown,
     });
     result = recorded ? 'delivered' : 'lost';
   } else {
@@ -91,6 +93,7 @@ async function sendAndRecord(
         notBeforeMs: outcome.outcome === 'retry' ? outcome.retryAfterMs : 0,
         final: outcome.outcome === 'fail',
         parts: outcome.parts,
+        ...shown,
       },
       deps.retryScheduleMs,
     );

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { AttemptShown } from './queue-delivered.js';
 
 /**
  * The receiver answered 410 Gone: delivery is turned off for the whole channel (with the
@@ -11,7 +12,7 @@ export async function deliveryGone(
   deliveryId: string,
   workerId: string,
   reason: string,
-  durationMs: number,
+  attempt: AttemptShown & { durationMs: number },
 ): Promise<boolean> {
   const { rowCount } = await db.query(
     `with done as (
@@ -30,9 +31,9 @@ export async function deliveryGone(
        update channels set reply_enabled = false, reply_disabled_reason = $3, updated_at = now()
        from done where channels.id = done.channel_id
      )
-     insert into delivery_attempts (delivery_id, status, error, duration_ms)
-     select id, 410, $3, $4 from done`,
-    [deliveryId, workerId, reason, Math.round(durationMs)],
+     insert into delivery_attempts (delivery_id, status, error, duration_ms, target, answer)
+     select id, 410, $3, $4, $5, $6 from done`,
+    [deliveryId, workerId, reason, Math.round(attempt.durationMs), attempt.target, attempt.answer],
   );
   return rowCount > 0;
 }

@@ -1,7 +1,8 @@
 import type { Queryable } from '../db/database.js';
+import type { AttemptShown } from './queue-delivered.js';
 import type { DeliveryState } from './delivery-states.js';
 
-export interface FailedAttempt {
+export interface FailedAttempt extends AttemptShown {
   /** The HTTP status, or null when no answer came. */
   status: number | null;
   error: string;
@@ -48,8 +49,8 @@ export async function retryDelivery(
        returning id, state
      ),
      recorded as (
-       insert into delivery_attempts (delivery_id, status, error, duration_ms)
-       select id, $3, $4, $8 from done
+       insert into delivery_attempts (delivery_id, status, error, duration_ms, target, answer)
+       select id, $3, $4, $8, $10, $11 from done
      )
      select state from done`,
     [
@@ -62,6 +63,8 @@ export async function retryDelivery(
       scheduleMs,
       Math.round(attempt.durationMs),
       attempt.parts ?? null,
+      attempt.target,
+      attempt.answer,
     ],
   );
   return rows[0]?.state;

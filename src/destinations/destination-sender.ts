@@ -14,18 +14,24 @@ import type { DestinationKind, DestinationSettings } from './destination-schemas
  * `status` is the HTTP status of the last request made (null when none answered) and `error`
  * the platform's own error code or description, never holding a secret. `parts` counts the
  * parts of a long text the platform has taken so far, across attempts: the next attempt starts
- * after them, so a retried message never repeats a part.
+ * after them, so a retried message never repeats a part. `answer` is the start of the last
+ * answer's body, as Brain Logs shows it (see answerExcerpt, the secret cut out); absent when
+ * no answer came.
  */
-export type SendOutcome =
-  | { outcome: 'delivered'; status: number; parts: number }
-  | { outcome: 'retry'; status: number | null; error: string; retryAfterMs: number; parts: number }
-  | { outcome: 'fail'; status: number | null; error: string; parts: number };
+export type SendOutcome = RequestOutcome & { parts: number };
 
 /** One request's outcome, before the parts are counted. */
-export type RequestOutcome =
+export type RequestOutcome = (
   | { outcome: 'delivered'; status: number }
   | { outcome: 'retry'; status: number | null; error: string; retryAfterMs: number }
-  | { outcome: 'fail'; status: number | null; error: string };
+  | { outcome: 'fail'; status: number | null; error: string }
+) & { answer?: string };
+
+/**
+ * What `sendToDestination` says of one attempt: its outcome, and where it went (the sender's
+ * `target`), for Brain Logs.
+ */
+export type DestinationOutcome = SendOutcome & { target: string | null };
 
 /** A rendered message for one destination. */
 export interface DestinationMessage {
@@ -72,6 +78,11 @@ export interface SendRequest {
 export interface DestinationSender {
   readonly kind: DestinationKind;
   send(request: SendRequest): Promise<SendOutcome>;
+  /**
+   * Where `send` sends the request, in words admins may read: a platform's method and chat, a
+   * webhook's host, never a token nor a secret URL's path; null when nothing would be sent.
+   */
+  target(request: Pick<SendRequest, 'settings' | 'fields' | 'deps'>): string | null;
 }
 
 /** Options of `sendToDestination`. */

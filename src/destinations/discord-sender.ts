@@ -1,3 +1,4 @@
+import { hostOf } from '../outbound/attempt-record.js';
 import type { OutboundResponse } from '../outbound/outbound-client.js';
 import type { DestinationSender, RequestOutcome } from './destination-sender.js';
 import { DISCORD_MAX_CONTENT, splitText } from './message-parts.js';
@@ -17,6 +18,11 @@ import {
  */
 export const discordSender: DestinationSender = {
   kind: 'discord',
+  target({ settings, fields }) {
+    const host = hostOf(settings.secret);
+    const thread = fields.thread_id ? `, thread ${fields.thread_id}` : '';
+    return `Discord webhook${host ? ` (${host})` : ''}${thread}`;
+  },
   async send({ settings, fields, message, deps, signal, partsDone }) {
     const secret = settings.secret;
     if (!secret) return onePart({ outcome: 'fail', status: null, error: 'no webhook_url' });

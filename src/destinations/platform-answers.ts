@@ -3,6 +3,7 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../outbound/outbound-client.js';
+import { answerExcerpt, withoutSecret } from '../outbound/attempt-record.js';
 import type { RequestOutcome, SendOutcome } from './destination-sender.js';
 
 /** How a sender reads one answer of its platform. */
@@ -10,8 +11,9 @@ export type ReadAnswer = (res: OutboundResponse) => RequestOutcome;
 
 /**
  * POSTs one request and classifies what came back with `read`; no answer (a timeout, a reset
- * connection) is retried, an address that may not be reached fails at once. `secret` is cut
- * out of every error text: a token sits in Telegram's path and in webhook URLs.
+ * connection) is retried, an address that may not be reached fails at once. `secret` (or each
+ * of several) is cut out of every error text and of the answer's excerpt: a token sits in
+ * Telegram's path and in webhook URLs.
  */
 export async function postOnce(
   client: OutboundClient,
@@ -19,10 +21,12 @@ export async function postOnce(
   body: unknown,
   headers: Record<string, string>,
   read: ReadAnswer,
-  secret: string | null | undefined,
+  secret: string | readonly string[] | null | undefined,
   signal?: AbortSignal,
 ): Promise<RequestOutcome> {
+  const secrets = typeof secret === 'string' ? [secret] : (secret ?? []);
   let outcome: RequestOutcome;
+  let answer: string | undefined;
   try {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
     const res = await client.post(
@@ -32,20 +36,22 @@ export async function postOnce(
       signal,
     );
     outcome = read(res);
+    answer = answerExcerpt(res, secrets);
   } catch (error) {
     if (!(error instanceof OutboundError) || signal?.aborted) throw error;
     outcome = error.retryable
       ? { outcome: 'retry', status: null, error: error.message, retryAfterMs: 0 }
       : { outcome: 'fail', status: null, error: error.message };
   }
+  if (answer !== undefined) outcome = { ...outcome, answer };
   return outcome.outcome === 'delivered'
     ? outcome
-    : { ...outcome, error: hidden(outcome.error, secret) };
+    : { ...outcome, error: secrets.reduce(withoutSecret, outcome.error) };
 }
 
 /**
  * Sends the parts not yet taken, one request each, in order, stopping at the first that is not
- * delivered; the outcome counts the parts taken so far.
+ * delivered; the outcome counts the parts taken so far, and holds the last answer.
  */
 export async function sendParts(
   parts: readonly string[],
@@ -53,12 +59,13 @@ export async function sendParts(
   sendOne: (part: string, index: number) => Promise<RequestOutcome>,
 ): Promise<SendOutcome> {
   let status = 200;
+  let answer: string | undefined;
   for (let index = partsDone; index < parts.length; index++) {
     const outcome = await sendOne(parts[index] as string, index);
     if (outcome.outcome !== 'delivered') return { ...outcome, parts: index };
-    status = outcome.status;
+    ({ status, answer } = outcome);
   }
-  return { outcome: 'delivered', status, parts: parts.length };
+  return { outcome: 'delivered', status, parts: parts.length, ...(answer ? { answer } : {}) };
 }
 
 /** An outcome of a single request, as a message of one part. */
@@ -113,17 +120,4 @@ export function okOf(res: OutboundResponse): boolean | undefined {
 export function secondsAsMs(value: unknown): number {
   const seconds = typeof value === 'number' ? value : Number(value);
   return Number.isFinite(seconds) && seconds > 0 ? Math.ceil(seconds * 1000) : 0;
-}
-
-function hidden(text: string, secret: string | null | undefined): string {
-  if (!secret) return text;
-  let out = text.replaceAll(secret, '[secret]');
-  // The path of a webhook URL holds its token; a host alone is harmless.
-  try {
-    const { pathname } = new URL(secret);
-    if (pathname.length > 1) out = out.replaceAll(pathname, '/[secret]');
-  } catch {
-    // not a URL: a token, replaced above
-  }
-  return out;
 }

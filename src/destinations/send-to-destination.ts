@@ -3,8 +3,8 @@ import type { DestinationKind, DestinationSettings } from './destination-schemas
 import type {
   DestinationMessage,
   DestinationSender,
+  DestinationOutcome,
   SendOptions,
-  SendOutcome,
   SenderDeps,
 } from './destination-sender.js';
 import { discordSender } from './discord-sender.js';
@@ -23,24 +23,27 @@ export const SENDERS: Readonly<Record<DestinationKind, DestinationSender>> = {
 };
 
 const EMPTY: JsonValue = new Map();
+/** As long as a reply URL may be. */
+const TARGET_MAX_CHARS = 2000;
 
 /**
  * Sends one rendered message to one destination, once (no retry here: the caller's queue
- * retries on its schedule), and says what came of it. The destination's templated fields
- * (`chat_id`, `thread_ts` ...) are rendered over `options.payload`. Rejects only when
- * `options.signal` aborts; every other failure is an outcome.
+ * retries on its schedule), and says what came of it and where it went. The destination's
+ * templated fields (`chat_id`, `thread_ts` ...) are rendered over `options.payload`. Rejects
+ * only when `options.signal` aborts; every other failure is an outcome.
  */
-export function sendToDestination(
+export async function sendToDestination(
   deps: SenderDeps,
   settings: DestinationSettings,
   message: DestinationMessage,
   options: SendOptions = {},
-): Promise<SendOutcome> {
+): Promise<DestinationOutcome> {
   const payload = options.payload ?? EMPTY;
   const fields: Record<string, string> = {};
   for (const [name, template] of Object.entries(settings.fields))
     fields[name] = renderTemplate(template, payload).trim();
-  return SENDERS[settings.kind].send({
+  const sender = SENDERS[settings.kind];
+  const outcome = await sender.send({
     settings,
     fields,
     message,
@@ -49,4 +52,12 @@ export function sendToDestination(
     signal: options.signal,
     now: options.now ?? new Date(),
   });
+  return { ...outcome, target: shownTarget(sender.target({ settings, fields, deps })) };
+}
+
+/** A target as stored: a field rendered from the payload may be long, or hold a NUL. */
+function shownTarget(target: string | null): string | null {
+  if (target === null) return null;
+  const text = target.replaceAll('\u0000', '\uFFFD');
+  return text.length > TARGET_MAX_CHARS ? `${text.slice(0, TARGET_MAX_CHARS)}…` : text;
 }

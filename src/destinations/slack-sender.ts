@@ -1,3 +1,4 @@
+import { hostOf } from '../outbound/attempt-record.js';
 import type { OutboundResponse } from '../outbound/outbound-client.js';
 import type { DestinationSender, RequestOutcome } from './destination-sender.js';
 import {
@@ -32,6 +33,15 @@ export const slackEscape = (text: string) =>
  */
 export const slackSender: DestinationSender = {
   kind: 'slack',
+  target({ settings, fields }) {
+    if (!settings.fields.channel) {
+      const host = hostOf(settings.secret);
+      return `Slack Incoming Webhook${host ? ` (${host})` : ''}`;
+    }
+    if (!fields.channel) return null;
+    const thread = fields.thread_ts ? `, thread_ts ${fields.thread_ts}` : '';
+    return `Slack chat.postMessage to ${fields.channel}${thread}`;
+  },
   async send({ settings, fields, message, deps, signal, partsDone }) {
     const text = slackEscape(message.text);
     const secret = settings.secret;

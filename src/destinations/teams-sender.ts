@@ -1,9 +1,14 @@
+import { hostOf } from '../outbound/attempt-record.js';
 import type { DestinationSender } from './destination-sender.js';
 import { onePart, postOnce, readStatus } from './platform-answers.js';
 
 /** `teams`: a Workflows webhook ("When a Teams webhook request is received") given an Adaptive Card. */
 export const teamsSender: DestinationSender = {
   kind: 'teams',
+  target({ settings }) {
+    const host = hostOf(settings.secret);
+    return `Teams workflow${host ? ` (${host})` : ''}`;
+  },
   async send({ settings, message, deps, signal, partsDone }) {
     const secret = settings.secret;
     if (!secret) return onePart({ outcome: 'fail', status: null, error: 'no webhook_url' });

@@ -20,6 +20,8 @@ const FATAL_STATUSES = new Set([400, 401, 403, 404]);
  */
 export const telegramSender: DestinationSender = {
   kind: 'telegram',
+  target: ({ fields }) =>
+    fields.chat_id ? `Telegram sendMessage to chat ${fields.chat_id}` : null,
   async send({ settings, fields, message, deps, signal, partsDone }) {
     const token = settings.secret;
     if (!token) return onePart({ outcome: 'fail', status: null, error: 'no bot_token' });

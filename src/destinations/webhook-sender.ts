@@ -1,13 +1,16 @@
+import { secretsOfUrl, urlTarget } from '../outbound/attempt-record.js';
 import { messageHeaders } from '../outbound/standard-webhooks.js';
 import type { DestinationSender } from './destination-sender.js';
 import { onePart, postOnce, readStatus } from './platform-answers.js';
 
 /**
  * `webhook`: a Standard Webhooks message, as reply delivery sends, signed with the signing
- * secrets given (the channel's reply secret). Its URL is shown, not a secret.
+ * secrets given (the channel's reply secret). Its URL is not a secret: attempts show it, without
+ * its userinfo or query.
  */
 export const webhookSender: DestinationSender = {
   kind: 'webhook',
+  target: ({ settings }) => (settings.url ? urlTarget(settings.url) : null),
   async send({ settings, message, deps, signal, now, partsDone }) {
     if (!settings.url)
       return onePart({ outcome: 'fail', status: null, error: 'no url' }, partsDone);
@@ -17,7 +20,15 @@ export const webhookSender: DestinationSender = {
     const body = message.webhookBody ?? JSON.stringify({ text: message.text });
     const headers = messageHeaders(message.id, body, secrets, now);
     return onePart(
-      await postOnce(deps.client, settings.url, body, headers, readStatus, null, signal),
+      await postOnce(
+        deps.client,
+        settings.url,
+        body,
+        headers,
+        readStatus,
+        [...secretsOfUrl(settings.url), ...secrets],
+        signal,
+      ),
       partsDone,
     );
   },

@@ -239,7 +239,9 @@ describe('messages to destinations', () => {
     const page = await panel.page(`/logs/${id}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain("Each attempt's answer (1)");
-    expect(page.text).toMatch(/<td>HTTP 401<\/td><td class="text-error">Unauthorized<\/td>/);
+    expect(page.text).toMatch(
+      /<td>HTTP 401<\/td><td class="attempt-error text-error">Unauthorized<\/td>/,
+    );
     expect(page.text).toContain(`name="destination_id" value="${first?.destination_id}"`);
     expect(page.text).not.toContain('333:FIRST');
 

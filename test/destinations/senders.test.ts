@@ -54,7 +54,13 @@ describe('slack', () => {
     const outcome = await sendToDestination(deps, slack, message('<!channel> a & b > c'), {
       payload,
     });
-    expect(outcome).toEqual({ outcome: 'delivered', status: 200, parts: 1 });
+    expect(outcome).toEqual({
+      outcome: 'delivered',
+      status: 200,
+      parts: 1,
+      target: 'Slack chat.postMessage to C0123, thread_ts 171.5',
+      answer: expect.stringMatching(/^\{"ok":true,"channel":"C0123","ts":"[\d.]+"\}$/),
+    });
     const [sent] = fake.of('slack').slice(-1);
     expect(sent?.headers.authorization).toBe('Bearer xoxb-good');
     expect(sent?.body).toEqual({
@@ -67,7 +73,14 @@ describe('slack', () => {
   it('fails at once on invalid_auth, retries other errors, and honours Retry-After on 429', async () => {
     const revoked = settings({ kind: 'slack', token: 'xoxb-revoked', channel: 'C1' });
     const failed = await sendToDestination(deps, revoked, message('hi'));
-    expect(failed).toEqual({ outcome: 'fail', status: 200, error: 'invalid_auth', parts: 0 });
+    expect(failed).toEqual({
+      outcome: 'fail',
+      status: 200,
+      error: 'invalid_auth',
+      parts: 0,
+      target: 'Slack chat.postMessage to C1',
+      answer: '{"ok":false,"error":"invalid_auth"}',
+    });
 
     const good = settings({ kind: 'slack', token: 'xoxb-good', channel: 'C1' });
     fake.script('slack', { status: 200, body: { ok: false, error: 'internal_error' } });
@@ -90,7 +103,11 @@ describe('slack', () => {
       settings({ kind: 'slack', webhook_url: url }),
       message('<@U1> hi'),
     );
-    expect(outcome.outcome).toBe('delivered');
+    expect(outcome).toMatchObject({
+      outcome: 'delivered',
+      target: `Slack Incoming Webhook (${new URL(fake.baseUrl).host})`,
+      answer: 'ok',
+    });
     expect(fake.of('slack-webhook').at(-1)?.body).toEqual({ text: '&lt;@U1&gt; hi' });
 
     const gone = `${fake.baseUrl}/slack-hooks/services/T0/B0/unknown-secret`;
@@ -113,7 +130,13 @@ describe('telegram', () => {
 
   it('sends plain text to the chat, answering the message the payload names', async () => {
     const outcome = await sendToDestination(deps, telegram, message('*not bold*'), { payload });
-    expect(outcome).toEqual({ outcome: 'delivered', status: 200, parts: 1 });
+    expect(outcome).toEqual({
+      outcome: 'delivered',
+      status: 200,
+      parts: 1,
+      target: 'Telegram sendMessage to chat -1001234',
+      answer: expect.stringMatching(/^\{"ok":true,"result":\{.*"text":"\*not bold\*"\}\}$/),
+    });
     expect(fake.of('telegram').at(-1)?.body).toEqual({
       chat_id: -1001234,
       text: '*not bold*',
@@ -140,7 +163,15 @@ describe('telegram', () => {
       payload,
       partsDone: partOne.parts,
     });
-    expect(rest).toEqual({ outcome: 'delivered', status: 200, parts: 2 });
+    expect(rest).toEqual({
+      outcome: 'delivered',
+      status: 200,
+      parts: 2,
+      target: 'Telegram sendMessage to chat -1001234',
+      // the last part's answer, cut at 512 characters
+      answer: expect.stringMatching(/^\{"ok":true,"result":\{.*b{400}/),
+    });
+    expect([...(rest.answer ?? '')]).toHaveLength(512);
     const sent = fake.of('telegram').slice(before);
     expect(sent.map((m) => m.text)).toEqual(['a'.repeat(4000), 'b'.repeat(3000)]);
     expect(sent.map((m) => m.thread)).toEqual(['77', undefined]);
@@ -157,6 +188,9 @@ describe('telegram', () => {
       status: 403,
       error: 'Forbidden: bot was blocked by the user',
       parts: 0,
+      target: 'Telegram sendMessage to chat -1001234',
+      answer:
+        '{"ok":false,"error_code":403,"description":"Forbidden: bot was blocked by the user"}',
     });
     const wrong = settings({ kind: 'telegram', bot_token: '999:BAD', chat_id: '5' });
     const refused = await sendToDestination(deps, wrong, message('hi'));
@@ -174,7 +208,13 @@ describe('discord', () => {
     });
     const text = `@everyone ${'x'.repeat(1990)} ${'y'.repeat(100)}`;
     const outcome = await sendToDestination(deps, discord, message(text), { payload });
-    expect(outcome).toEqual({ outcome: 'delivered', status: 200, parts: 2 });
+    expect(outcome).toMatchObject({
+      outcome: 'delivered',
+      status: 200,
+      parts: 2,
+      target: `Discord webhook (${new URL(fake.baseUrl).host}), thread 77`,
+    });
+    expect(outcome.answer).toMatch(/^\{"id":"\d+","content":"y{100}"\}$/);
     const sent = fake.of('discord').slice(-2);
     expect(sent.map((m) => m.body)).toEqual([
       { content: `@everyone ${'x'.repeat(1990)}`, allowed_mentions: { parse: [] } },
@@ -202,6 +242,7 @@ describe('discord', () => {
       message('hi'),
     );
     expect(refused).toMatchObject({ outcome: 'fail', status: 404 });
+    expect(refused.target).toBe(`Discord webhook (${new URL(fake.baseUrl).host})`);
     expect(JSON.stringify(refused)).not.toContain('very-secret-token');
   });
 });
@@ -214,7 +255,14 @@ describe('teams and webhook', () => {
       settings({ kind: 'teams', webhook_url: url }),
       message('Hello **team**'),
     );
-    expect(outcome).toEqual({ outcome: 'delivered', status: 202, parts: 1 });
+    expect(outcome).toEqual({
+      outcome: 'delivered',
+      status: 202,
+      parts: 1,
+      target: `Teams workflow (${new URL(fake.baseUrl).host})`,
+      answer: '',
+    });
+    expect(JSON.stringify(outcome)).not.toContain('flow-1');
     expect(fake.of('teams').at(-1)?.body).toEqual({
       type: 'message',
       attachments: [
@@ -247,7 +295,13 @@ describe('teams and webhook', () => {
         webhookBody: body,
         signingSecrets: [secret],
       });
-      expect(sent).toEqual({ outcome: 'delivered', status: 200, parts: 1 });
+      expect(sent).toEqual({
+        outcome: 'delivered',
+        status: 200,
+        parts: 1,
+        target: receiver.url(),
+        answer: 'ok',
+      });
       expect(receiver.withId('msg_abc')[0]?.verifiedWith).toEqual([secret]);
 
       const guarded = new OutboundClient({ timeoutMs: 5_000, allowPrivate: false });

@@ -38,6 +38,11 @@ export class FakeChats {
   readonly webhookPaths = new Set<string>();
   /** Fails this share of requests (0..1) with a 500 / 429, deterministically, before reading them. */
   failureRate = 0;
+  /**
+   * Answers echo the secret they were sent with, as a careless proxy might: Telegram's bot token,
+   * a Slack webhook's URL. What Brain Logs keeps of an answer must cut it out.
+   */
+  echoSecrets = false;
   private readonly scripts = new Map<ChatKind, ScriptedAnswer[]>();
   private seed = 1;
 
@@ -161,7 +166,8 @@ export class FakeChats {
           ];
         const replyTo = (body.reply_parameters as { message_id?: number } | undefined)?.message_id;
         record(String(body.chat_id), text, replyTo === undefined ? undefined : String(replyTo));
-        return [200, { ok: true, result: { message_id: this.messages.length, text } }];
+        const echo = this.echoSecrets ? { via: `bot${token}` } : {};
+        return [200, { ok: true, result: { message_id: this.messages.length, text, ...echo } }];
       }
       case 'discord': {
         if (!this.webhookPaths.has(url.pathname))
@@ -176,7 +182,7 @@ export class FakeChats {
         if (!this.webhookPaths.has(url.pathname)) return [404, 'no_service'];
         if (typeof body.text !== 'string' || !body.text) return [400, 'invalid_payload'];
         record(url.pathname, body.text);
-        return [200, 'ok'];
+        return [200, this.echoSecrets ? `ok, posted to ${this.baseUrl}${url.pathname}` : 'ok'];
       case 'teams': {
         if (!this.webhookPaths.has(url.pathname)) return [404, { error: { code: 'NotFound' } }];
         const text = teamsText(body);

@@ -6,6 +6,8 @@ import { Webhook } from 'standardwebhooks';
 export interface ReceiverAnswer {
   status?: number;
   headers?: Record<string, string>;
+  /** The answer's body; `ok`, or `answer <status>` for a status of 300 or more, when not given. */
+  body?: string;
   /** Never answer: the connection stays open until the sender gives up. */
   hang?: boolean;
   /** Close the connection without answering (a reset). */
@@ -98,6 +100,8 @@ export class ReplyReceiver {
       return;
     }
     res.writeHead(answer.status ?? 200, { 'content-type': 'text/plain', ...answer.headers });
-    res.end(answer.status && answer.status >= 300 ? `answer ${answer.status}` : 'ok');
+    res.end(
+      answer.body ?? (answer.status && answer.status >= 300 ? `answer ${answer.status}` : 'ok'),
+    );
   }
 }

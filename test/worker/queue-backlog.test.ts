@@ -134,7 +134,13 @@ describe.skipIf(!testDatabaseUrl)(
         const [claimed] = await claimDeliveries(worker, app.ctx.secrets, 'd1', 1, 60_000);
         if (!claimed) throw new Error('nothing to claim');
         return readBy('deliveries_queue_idx', async () => {
-          const sent = { deliveryId: claimed.id, status: 200, durationMs: 5 };
+          const sent = {
+            deliveryId: claimed.id,
+            status: 200,
+            durationMs: 5,
+            target: null,
+            answer: null,
+          };
           expect((await markDelivered(worker, 'd1', [sent])).has(claimed.id)).toBe(true);
         });
       };
@@ -155,7 +161,13 @@ describe.skipIf(!testDatabaseUrl)(
         const read = await readBy('deliveries_queue_idx', async () => {
           claimed = await claimDeliveries(worker, app.ctx.secrets, 'd1', limit, 60_000);
         });
-        const sent = claimed.map((d) => ({ deliveryId: d.id, status: 200, durationMs: 5 }));
+        const sent = claimed.map((d) => ({
+          deliveryId: d.id,
+          status: 200,
+          durationMs: 5,
+          target: null,
+          answer: null,
+        }));
         expect((await markDelivered(worker, 'd1', sent)).size).toBe(claimed.length);
         return { claimed: claimed.length, read };
       };
