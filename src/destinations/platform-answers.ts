@@ -29,14 +29,17 @@ export async function postOnce(
   let answer: string | undefined;
   try {
     const text = typeof body === 'string' ? body : JSON.stringify(body);
-    const res = await client.post(
+    const answered = await client.post(
       url,
       text,
       { 'content-type': 'application/json', ...headers },
       signal,
     );
+    // Secrets are cut out of the body before anything reads it: an error quotes only the
+    // body's start, and a secret the cut split would no longer be found there.
+    const res = { ...answered, bodyStart: secrets.reduce(withoutSecret, answered.bodyStart) };
     outcome = read(res);
-    answer = answerExcerpt(res, secrets);
+    answer = answerExcerpt(res);
   } catch (error) {
     if (!(error instanceof OutboundError) || signal?.aborted) throw error;
     outcome = error.retryable

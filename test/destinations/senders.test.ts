@@ -223,6 +223,29 @@ describe('discord', () => {
     expect(sent.map((m) => m.thread)).toEqual(['77', '77']);
   });
 
+  it('cuts the webhook token out of an error even where the error cuts the body short', async () => {
+    const receiver = await ReplyReceiver.start();
+    try {
+      const token = 'discord-webhook-token-0123456789';
+      const url = receiver.url(`/api/webhooks/1/${token}`);
+      // The error quotes the body's first 200 characters: the echoed URL ends mid-token there.
+      const before = 'x'.repeat(200 - (url.length - token.length) - 6);
+      receiver.enqueue({ status: 500, body: `${before}${url}` });
+      const outcome = await sendToDestination(
+        deps,
+        settings({ kind: 'discord', webhook_url: url }),
+        message('hi'),
+      );
+      expect(outcome).toMatchObject({ outcome: 'retry', status: 500 });
+      const { error, answer } = outcome as { error: string; answer: string };
+      expect(error).toContain('[secret]');
+      expect(error).not.toContain('discord-webhook');
+      expect(answer).not.toContain('discord-webhook');
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('waits the retry_after of a 429, and fails an unknown webhook at once without its token', async () => {
     const url = fake.webhookUrl('discord', 'tok-2');
     fake.script('discord', {
