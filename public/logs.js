@@ -11,6 +11,11 @@
     return styles.getPropertyValue('--status-' + status).trim() || '#8a94a6';
   }
 
+  // On a phone the failure groups would push the list below the fold: they start folded there,
+  // their summary line still saying how many; a wider screen shows them open.
+  var failures = document.getElementById('failures');
+  if (failures && window.matchMedia('(max-width: 600px)').matches) failures.open = false;
+
   var list = document.getElementById('event-list');
   var canvas = document.getElementById('volume-chart');
   var volume = canvas ? JSON.parse(canvas.getAttribute('data-volume')) : null;

@@ -251,6 +251,13 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
       expect(overflow, path).toBeLessThanOrEqual(0);
     }
     await phone.goto('/logs');
+    // The failure groups start folded on a phone (open on a wide screen), their count in view.
+    const failuresOpen = (target: Page) =>
+      target.locator('#failures').evaluate((box) => box.hasAttribute('open'));
+    expect(await failuresOpen(phone)).toBe(false);
+    expect(await phone.locator('#failures > summary').textContent()).toMatch(/\d+ in range/);
+    await page.goto('/logs');
+    expect(await failuresOpen(page)).toBe(true);
     const visible = await rowsAboveTheFold(phone, PHONE.height);
     console.log(`hookprompt Brain Logs rows above the fold at 390×844: ${visible}`);
     expect(visible).toBeGreaterThanOrEqual(8);
