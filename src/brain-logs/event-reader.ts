@@ -4,8 +4,7 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventRow } from '../events/event-row.js';
 import { EventsStore } from '../events/events-store.js';
-import { refusalDetailOf } from './event-refusal-repo.js';
-import { rejectedReplyOf } from './event-rejected-reply-repo.js';
+import { eventPanelNotes, type EventPanelNotes } from './event-panel-notes-repo.js';
 
 /**
  * The latest delivery of each of these events that has one: reply delivery's service, which
@@ -35,16 +34,15 @@ export class EventReader {
     return toEventJson(row, (await this.deliveries([row.id])).get(row.id));
   }
 
-  /** What a refused sender was told, word for word; null for an event that was not refused. */
-  async refusalDetail(workspaceId: string, event: EventJson): Promise<string | null> {
-    if (event.status !== 'rejected') return null;
-    return refusalDetailOf(this.db, workspaceId, event.id);
-  }
-
-  /** What the model answered when its reply was refused; null unless the error is `reply_invalid`. */
-  async rejectedReply(workspaceId: string, event: EventJson): Promise<string | null> {
-    if (!event.error?.startsWith(`${REPLY_INVALID}:`)) return null;
-    return rejectedReplyOf(this.db, workspaceId, event.id);
+  /**
+   * What a refused sender was told, word for word, and what the model answered when its reply
+   * was refused as `reply_invalid`: read only for events that have one (null otherwise).
+   */
+  async panelNotes(workspaceId: string, event: EventJson): Promise<EventPanelNotes> {
+    const refused = event.status === 'rejected';
+    const replyInvalid = event.error?.startsWith(`${REPLY_INVALID}:`) ?? false;
+    if (!refused && !replyInvalid) return { refusalDetail: null, rejectedReply: null };
+    return eventPanelNotes(this.db, workspaceId, event.id);
   }
 
   /** Rows as the API shows them, with their reply deliveries (one lookup for all of them). */

@@ -23,10 +23,7 @@ export function eventPage(ctx: PanelServices): Router {
   // the model answered when its reply was refused as `reply_invalid`.
   const loadWhole = async (ws: string, rawId: unknown) => {
     const event = await load(ws, rawId, Number.POSITIVE_INFINITY);
-    const [refusalDetail, rejectedReply] = await Promise.all([
-      ctx.eventReader.refusalDetail(ws, event),
-      ctx.eventReader.rejectedReply(ws, event),
-    ]);
+    const { refusalDetail, rejectedReply } = await ctx.eventReader.panelNotes(ws, event);
     return { ...event, refusalDetail, rejectedReply: rejectedReplyView(event, rejectedReply) };
   };
 
