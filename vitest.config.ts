@@ -1,11 +1,26 @@
 import { defineConfig } from 'vitest/config';
 
+// Two projects, both run by `npm test`:
+// - `app`: tests that talk to the service inside the test process (a real HTTP server on a
+//   fresh database); run on every database and Node.js version CI covers.
+// - `process`: tests where the operating-system process is the point (`*.process.test.ts`:
+//   `npm start`, the worker, the admin CLI, signals, ports, locks, crashes); CI runs them once.
+const inTestProcess = {
+  exclude: ['test/e2e/**', 'node_modules/**', 'test/**/*.process.test.ts'],
+  include: ['test/**/*.test.ts'],
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    exclude: ['test/e2e/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // Most of a test's time is spent waiting (on sockets, timers, the database), so files run
+    // four at a time even on two cores; `--maxWorkers` overrides it.
+    maxWorkers: 4,
+    projects: [
+      { extends: true, test: { name: 'app', ...inTestProcess } },
+      { extends: true, test: { name: 'process', include: ['test/**/*.process.test.ts'] } },
+    ],
   },
 });

@@ -4,15 +4,23 @@ import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { lockDataDir } from './data-dir-lock.js';
 import type { Database, Transaction } from './database.js';
 
+export interface PgliteDatabase extends Database {
+  /** The whole data directory as one uncompressed tarball (what `snapshot` takes back). */
+  dump(): Promise<Blob>;
+}
+
 /**
  * The embedded database: PostgreSQL compiled to WebAssembly, in-process.
  * `dataDir` undefined keeps everything in memory. One process at a time may open a data directory:
  * two would each write the files as if alone, so a second one fails here (DataDirInUseError).
+ * `snapshot`, a data directory from `dump()`, starts an in-memory database from it
+ * instead of from an empty cluster (the tests' migrated database, made once per run).
  */
 export async function openPglite(
   dataDir: string | undefined,
   onError?: (error: Error) => void,
-): Promise<Database> {
+  snapshot?: Blob,
+): Promise<PgliteDatabase> {
   let unlock = async () => {};
   if (dataDir) {
     await mkdir(dataDir, { recursive: true });
@@ -20,6 +28,7 @@ export async function openPglite(
   }
   const db = await PGlite.create({
     dataDir,
+    loadDataDir: snapshot,
     parsers: { [types.INT8]: (value: string) => value },
     // Brain Logs free-text search indexes trigrams (migration 0010).
     extensions: { pg_trgm },
@@ -39,6 +48,7 @@ export async function openPglite(
 
   return {
     kind: 'pglite',
+    dump: () => db.dumpDataDir('none'),
     query: (text, params) => run(db, text, params),
     transaction: (work) =>
       db.transaction((t) => {

@@ -1,33 +1,32 @@
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { chatCompletion, FakeAiServer, type FakeReply } from '../support/fake-ai-server.js';
+import { type ChannelJson } from '../support/driver.js';
+import { chatCompletion, type FakeReply } from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFakeAi, useTestApp } from '../support/harness.js';
 
 // Two AI servers: `primary` is the server's own (the provider `default`), `second` a provider
 // the workspace adds as `backup`.
-let primary: FakeAiServer;
-let second: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
+const second = useFakeAi();
+const {
+  app,
+  driver,
+  ai: primary,
+} = useTestApp({
+  ai: true,
+  env: {
+    AI_MAX_ATTEMPTS: '3',
+    AI_TIMEOUT_MS: '400',
+    WORKER_RETRY_BASE_MS: '0',
+    PROVIDERS_ALLOW_PRIVATE: 'true',
+  },
+});
 let backupId: string;
 
 const BACKUP_KEY = 'sk-backup-key-never-shown-0123456789';
 
 beforeAll(async () => {
-  [primary, second] = await Promise.all([FakeAiServer.start(), FakeAiServer.start()]);
-  app = await startTestApp({
-    env: {
-      ...primary.env(),
-      AI_MAX_ATTEMPTS: '3',
-      AI_TIMEOUT_MS: '400',
-      WORKER_RETRY_BASE_MS: '0',
-      PROVIDERS_ALLOW_PRIVATE: 'true',
-    },
-  });
-  driver = new Driver(app);
   const res = await driver
     .api('post', '/providers')
     .send({ name: 'backup', kind: 'openai', base_url: second.baseUrl, api_key: BACKUP_KEY });
@@ -36,16 +35,9 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  primary.reset();
-  second.reset();
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('delete from channels');
   await driver.api('patch', `/providers/${backupId}`).send({ base_url: second.baseUrl });
-});
-
-afterAll(async () => {
-  await app.close();
-  await Promise.all([primary.close(), second.close()]);
 });
 
 async function channelWithBackup(ai: Record<string, unknown> = {}): Promise<ChannelJson> {

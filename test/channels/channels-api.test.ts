@@ -1,16 +1,9 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { DEFAULT_CHAT_QUOTA: '77' } });
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: { DEFAULT_CHAT_QUOTA: '77' } });
 
 describe('authentication', () => {
   it('answers 401 problem+json without a valid bearer key', async () => {

@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
+import { inject } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPglite } from '../../src/db/pglite.js';
 import { openPostgres } from '../../src/db/postgres.js';
@@ -18,13 +20,17 @@ export interface TestDatabase {
 }
 
 /**
- * A fresh database for one test file: on PostgreSQL a clone of the migrated template database
- * (fast, and no state shared between files), or an empty one with `migrated: false`; on PGlite
- * a new in-memory instance (empty: the app migrates it when it starts).
+ * A fresh database for one test file, migrated by the global setup's work (no state shared
+ * between files): on PostgreSQL a clone of the template database, on PGlite a new in-memory
+ * instance loaded from the migrated snapshot. `migrated: false` gives an empty one instead.
  */
 export async function createTestDatabase({ migrated = true } = {}): Promise<TestDatabase> {
   if (!testDatabaseUrl) {
-    const db = await openPglite(undefined);
+    const db = await openPglite(
+      undefined,
+      undefined,
+      migrated ? await pgliteSnapshot() : undefined,
+    );
     return { db, url: undefined, secretsKey: newSecretsKey(), drop: () => db.close() };
   }
   const name = `hookprompt_test_${randomBytes(6).toString('hex')}`;
@@ -45,6 +51,16 @@ export async function createTestDatabase({ migrated = true } = {}): Promise<Test
       }
     },
   };
+}
+
+let snapshot: Promise<Blob> | undefined;
+
+/** The migrated data directory the global setup dumped, read once per test file. */
+function pgliteSnapshot(): Promise<Blob> {
+  const file = inject('pgliteSnapshot');
+  if (!file) throw new Error('no PGlite snapshot: the global setup runs on PGlite only');
+  snapshot ??= readFile(file).then((bytes) => new Blob([bytes]));
+  return snapshot;
 }
 
 const newSecretsKey = () => randomBytes(32).toString('hex');
