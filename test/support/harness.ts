@@ -2,8 +2,10 @@ import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Driver } from './driver.js';
 import { FakeAiServer } from './fake-ai-server.js';
 import { FakeAnthropicServer } from './fake-anthropic-server.js';
+import { FakeChats } from './fake-chats.js';
 import { ReplyReceiver } from './reply-receiver.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './test-app.js';
+import type { TestDatabase } from './test-database.js';
 
 /**
  * One way to set up a test file: each `use…` call registers the start (beforeAll), the reset
@@ -75,7 +77,12 @@ export function useReplyReceiver(): ReplyReceiver {
   return useFixture(() => ReplyReceiver.start(), { stop: (receiver) => receiver.close() });
 }
 
-export interface UseTestAppOptions extends Omit<TestAppOptions, 'env'> {
+/** Fake Slack, Telegram, Discord and Teams endpoints that record what destinations post. */
+export function useFakeChats(): FakeChats {
+  return useFixture(() => FakeChats.start(), { stop: (chats) => chats.close() });
+}
+
+export interface UseTestAppOptions extends Omit<TestAppOptions, 'env' | 'database'> {
   /** Start a fake OpenAI-compatible server and make it the app's `default` provider. */
   ai?: boolean;
   /**
@@ -83,6 +90,8 @@ export interface UseTestAppOptions extends Omit<TestAppOptions, 'env'> {
    * read the addresses of fakes started before it.
    */
   env?: Record<string, string> | (() => Record<string, string>);
+  /** Share another app's database (several instances on one database): `() => first.database`. */
+  database?: () => TestDatabase;
 }
 
 export interface TestAppHarness {
@@ -95,12 +104,13 @@ export interface TestAppHarness {
 
 /** A test app on a fresh migrated database (and, with `ai: true`, a fake AI server). */
 export function useTestApp(options: UseTestAppOptions = {}): TestAppHarness {
-  const { ai: withAi, env, ...appOptions } = options;
+  const { ai: withAi, env, database, ...appOptions } = options;
   const ai = withAi ? useFakeAi() : noFake<FakeAiServer>('useTestApp({ ai: true })');
   const app = useFixture(
     () =>
       startTestApp({
         ...appOptions,
+        database: database?.(),
         env: { ...(withAi ? ai.env() : {}), ...(typeof env === 'function' ? env() : env) },
       }),
     { stop: (started) => started.close() },
