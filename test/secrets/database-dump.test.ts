@@ -1,27 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { describe, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
+import { useFakeAi, useFixture, useReplyReceiver, useTestApp } from '../support/harness.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 import { databaseDump, foundIn, secretForms } from './secret-forms.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: { DELIVERY_ALLOW_PRIVATE: 'true', PROVIDERS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' },
-  });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
+const receiver = useReplyReceiver();
+// The providers a workspace adds (the test of provider keys): an Anthropic one with a key of
+// its own, and an OpenAI-compatible one.
+const anthropic = useFixture(
+  () => FakeAnthropicServer.start('sk-ant-dump-check-5d8e1f0a9b7c6d4e3f2a'),
+  { reset: (fake) => fake.reset(), stop: (fake) => fake.close() },
+);
+const openai = useFakeAi();
+const { app, driver } = useTestApp({
+  env: { DELIVERY_ALLOW_PRIVATE: 'true', PROVIDERS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' },
 });
 
 /** A channel checking `signer`'s signatures, replying to the receiver; its reply secret. */
@@ -129,39 +123,32 @@ describe('secrets at rest', () => {
   });
 
   it('a dump holds no provider API key, and each key still reaches its provider', async () => {
-    const anthropic = await FakeAnthropicServer.start('sk-ant-dump-check-5d8e1f0a9b7c6d4e3f2a');
-    const openai = await FakeAiServer.start();
-    try {
-      const keys = { claude: anthropic.apiKey, backup: 'sk-proj-dump-check-0f1e2d3c4b5a69788796' };
-      const added = [
-        { name: 'claude', kind: 'anthropic', base_url: anthropic.baseUrl, api_key: keys.claude },
-        { name: 'backup', kind: 'openai', base_url: openai.baseUrl, api_key: keys.backup },
-      ];
-      for (const provider of added) {
-        const res = await driver.api('post', '/providers').send(provider);
-        expect(res.status, res.text).toBe(201);
-        // A real call with the key as stored: the fakes check it as the real APIs do.
-        const test = await driver
-          .api('post', `/providers/${String(res.body.id)}/test`)
-          .send({ model: 'm' })
-          .expect(200);
-        expect(test.body, provider.name).toMatchObject({ ok: true });
-      }
-      expect(openai.requests[0]?.headers.authorization).toBe(`Bearer ${keys.backup}`);
-
-      const dump = await databaseDump(app.database.db, app.database.url);
-      for (const key of Object.values(keys)) expect(foundIn(dump, key), key).toEqual([]);
-      const { rows } = await app.ctx.db.query<{ api_key: string }>(
-        `select api_key from providers where name = any($1::text[])`,
-        [Object.keys(keys)],
-      );
-      expect(rows).toHaveLength(2);
-      for (const { api_key } of rows) expect(api_key).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
-      for (const key of Object.values(keys)) expect(foundIn(app.logText(), key), key).toEqual([]);
-    } finally {
-      await anthropic.close();
-      await openai.close();
+    const keys = { claude: anthropic.apiKey, backup: 'sk-proj-dump-check-0f1e2d3c4b5a69788796' };
+    const added = [
+      { name: 'claude', kind: 'anthropic', base_url: anthropic.baseUrl, api_key: keys.claude },
+      { name: 'backup', kind: 'openai', base_url: openai.baseUrl, api_key: keys.backup },
+    ];
+    for (const provider of added) {
+      const res = await driver.api('post', '/providers').send(provider);
+      expect(res.status, res.text).toBe(201);
+      // A real call with the key as stored: the fakes check it as the real APIs do.
+      const test = await driver
+        .api('post', `/providers/${String(res.body.id)}/test`)
+        .send({ model: 'm' })
+        .expect(200);
+      expect(test.body, provider.name).toMatchObject({ ok: true });
     }
+    expect(openai.requests[0]?.headers.authorization).toBe(`Bearer ${keys.backup}`);
+
+    const dump = await databaseDump(app.database.db, app.database.url);
+    for (const key of Object.values(keys)) expect(foundIn(dump, key), key).toEqual([]);
+    const { rows } = await app.ctx.db.query<{ api_key: string }>(
+      `select api_key from providers where name = any($1::text[])`,
+      [Object.keys(keys)],
+    );
+    expect(rows).toHaveLength(2);
+    for (const { api_key } of rows) expect(api_key).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
+    for (const key of Object.values(keys)) expect(foundIn(app.logText(), key), key).toEqual([]);
   });
 
   it('seals a value anew each time: the same secret is never stored twice alike', async () => {

@@ -1,10 +1,14 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { readOpenApiDocument } from '../../src/api/openapi-routes.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { Driver } from '../support/driver.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
+
+// One app with a panel admin; two workspaces (tenants) made in it in beforeAll below.
+const { app } = useTestApp({ env: ADMIN_ENV });
 
 /** One workspace as its owner sees it. */
 interface Tenant {
@@ -410,7 +414,6 @@ const CREATED_IN: Record<string, string> = {
   '/api/v1/alerts': 'alerts',
 };
 
-let app: TestApp;
 let first: Tenant;
 let second: Tenant;
 
@@ -478,7 +481,6 @@ async function stateOf(victim: Tenant): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
   first = await tenant('Default workspace', app.ctx.defaultWorkspaceId, TEST_ADMIN_KEY);
 
   // The second workspace and its key are made the way an admin makes them: in the panel.
@@ -505,7 +507,6 @@ beforeAll(async () => {
     });
   }
 });
-afterAll(() => app.close());
 
 describe('API workspace isolation', () => {
   it('covers every route of the API description that needs a key', () => {

@@ -1,12 +1,12 @@
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 let sheet: ChannelJson;
 
 /** What a sender may write that a spreadsheet would run as a formula. */
@@ -20,8 +20,6 @@ const FORMULAS = [
 ];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  driver = new Driver(app);
   sheet = await driver.createChannel({ name: 'Sheet', template: '{{v}}' });
   // Each value becomes a prompt that starts with it.
   for (const v of FORMULAS)
@@ -31,8 +29,6 @@ beforeAll(async () => {
   expect(refused.status).toBe(415);
   await createWorker(app.ctx).runOnce();
 });
-
-afterAll(() => app.close());
 
 /** The cells of the CSV as a spreadsheet would get them, header row left out. */
 function cells(csv: string): string[] {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 import {
   ADMIN_ENV,
   PanelClient,
@@ -10,17 +10,15 @@ import {
   unescapeHtml,
 } from '../panel/panel-client.js';
 
-let app: TestApp;
+const { app } = useTestApp({ env: ADMIN_ENV });
 /** The inviter who keeps a link after passing it on (or never passing it on). */
 let keeper: PanelClient;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
   keeper = new PanelClient(app);
   await keeper.signIn();
   expect((await keeper.form('/workspaces', { name: 'Kept link' })).status).toBe(303);
 });
-afterAll(() => app.close());
 
 /** An invitation from the keeper's current workspace; resolves to the one-time link. */
 async function keptLink(email: string): Promise<string> {

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createDeliveryWorker } from '../../src/deliveries/create-delivery-worker.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
 // A name whose DNS answer is an IPv4-compatible IPv6 address (::/96) wrapping 127.0.0.1; every
 // other name resolves as usual.
@@ -18,22 +17,15 @@ vi.mock('node:dns', async (importOriginal) => {
   return { ...dns, lookup, default: { ...dns, lookup } };
 });
 
-let strict: TestApp;
-let lenient: TestApp;
-
-beforeAll(async () => {
-  [strict, lenient] = await Promise.all([
-    startTestApp(),
-    startTestApp({ env: { DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '20ms' } }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([strict.close(), lenient.close()]);
+// Two apps: one with the default (strict) reply URL checks, one that allows private addresses.
+const strict = useTestApp();
+const lenient = useTestApp({
+  env: { DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '20ms' },
 });
 
 describe('IPv4-compatible IPv6 addresses (::/96) as reply URLs', () => {
   it('refuses them when a reply URL is saved (400), written as an address or behind a name', async () => {
-    const driver = new Driver(strict);
+    const driver = strict.driver;
     const channel = await driver.createChannel();
     for (const url of [
       'http://[::7f00:1]/x',
@@ -62,12 +54,12 @@ describe('IPv4-compatible IPv6 addresses (::/96) as reply URLs', () => {
     ],
   ])('refuses them at connect time, %s: nothing is sent', async (_, url, reason) => {
     // Saved by a process that allows private addresses; sent by one that does not.
-    const driver = new Driver(lenient);
+    const driver = lenient.driver;
     const channel = await driver.createChannel();
     expect((await driver.updateChannel(channel.id, { reply_delivery: { url } })).status).toBe(200);
     const sent = await driver.sendEvent(channel.webhook_url);
-    await lenient.ctx.worker?.runOnce();
-    const guarded = createDeliveryWorker(lenient.ctx, { allowPrivate: false });
+    await lenient.app.ctx.worker?.runOnce();
+    const guarded = createDeliveryWorker(lenient.app.ctx, { allowPrivate: false });
     expect(await guarded.runOnce()).toBe(1);
     const event = await driver.api('get', `/events/${sent.body.event_id as string}`);
     expect(event.body.delivery).toMatchObject({ status: 'failed', attempts: 1, last_status: null });

@@ -1,9 +1,8 @@
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ENV, PanelClient, csrfIn, inlineCode } from '../panel/panel-client.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
 // Stored XSS in channel names, templates and payloads is covered page by page in
 // test/panel/panel-xss.test.ts; this file checks the headers of every page and the values a
@@ -11,20 +10,18 @@ import { startTestApp, type TestApp } from '../support/test-app.js';
 const SCRIPT = '<script>alert(1)</script>';
 const ATTRIBUTE = '"><img src=x onerror=alert(2)>';
 
-let app: TestApp;
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 let panel: PanelClient;
 let channelId: string;
 let eventId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
   panel = new PanelClient(app);
   await panel.signIn();
   channelId = await panel.createChannel(SCRIPT, `${SCRIPT} {{x}}`);
-  const sent = await new Driver(app).sendEvent(await panel.webhookUrl(channelId), { x: SCRIPT });
+  const sent = await driver.sendEvent(await panel.webhookUrl(channelId), { x: SCRIPT });
   eventId = String(sent.body.event_id);
 });
-afterAll(() => app.close());
 
 function directives(res: Response): Map<string, string[]> {
   const csp = String(res.headers['content-security-policy'] ?? '');

@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { connect } from 'node:net';
 import request from 'supertest';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { PanelClient, cookieSet } from '../panel/panel-client.js';
 import { Driver } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
 // A whole session of an admin, a script and senders, logged at the most detailed level: no
 // secret any of them used may end up in the log.
@@ -17,28 +16,17 @@ const ADMIN_PASSWORD = secret('admin-password');
 const NEW_PASSWORD = secret('new-password');
 const AI_API_KEY = secret('sk-ai');
 
-let ai: FakeAiServer;
-let app: TestApp;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: {
-      ADMIN_API_KEY,
-      ADMIN_EMAIL,
-      ADMIN_PASSWORD,
-      ...ai.env(),
-      AI_API_KEY,
-      AI_MAX_ATTEMPTS: '2',
-      WORKER_RETRY_BASE_MS: '0',
-      LOG_LEVEL: 'trace',
-    },
-  });
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
+const { app, ai } = useTestApp({
+  ai: true,
+  env: {
+    ADMIN_API_KEY,
+    ADMIN_EMAIL,
+    ADMIN_PASSWORD,
+    AI_API_KEY,
+    AI_MAX_ATTEMPTS: '2',
+    WORKER_RETRY_BASE_MS: '0',
+    LOG_LEVEL: 'trace',
+  },
 });
 
 const tokenOf = (webhookUrl: string) => new URL(webhookUrl).pathname.split('/').pop() as string;

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PanelClient, ADMIN_ENV } from '../panel/panel-client.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
+
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 
 // Every filter and id the API and the panel read from a URL, given what attackers type into
 // them. The answer must be a refusal (400/404) or an empty or own-workspace result: never a
@@ -38,8 +40,6 @@ const PAYLOADS = [
 const THEIR_NAME = 'Their secret channel';
 const THEIR_MARK = 'their-private-payload';
 
-let app: TestApp;
-let driver: Driver;
 let panel: PanelClient;
 let ours: ChannelJson;
 let theirs: ChannelJson;
@@ -67,8 +67,6 @@ async function snapshot(): Promise<TablesSnapshot> {
 }
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  driver = new Driver(app);
   ours = await driver.createChannel({ name: 'Ours', template: 'Order {{order.id}}' });
   for (let id = 1; id <= 3; id++) await driver.sendEvent(ours.webhook_url, { order: { id } });
 
@@ -82,7 +80,6 @@ beforeAll(async () => {
   panel = new PanelClient(app);
   await panel.signIn();
 });
-afterAll(() => app.close());
 
 interface Probe {
   label: string;

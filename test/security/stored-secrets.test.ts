@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { newWebhookToken } from '../../src/channels/webhook-token.js';
 import {
   ADMIN_EMAIL,
@@ -9,19 +9,12 @@ import {
   cookieSet,
 } from '../panel/panel-client.js';
 import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const tokenOf = (webhookUrl: string) => new URL(webhookUrl).pathname.split('/').pop() as string;
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 
 /** Every row of every table, as text: where a stored secret would show up. */
 async function everythingStored(): Promise<string[]> {

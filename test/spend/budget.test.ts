@@ -1,22 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
+const { app, driver, ai } = useTestApp({ ai: true });
 let channel: ChannelJson;
 
 // Every call of these tests costs exactly $1: the fake model reports 1 prompt token.
 const MODEL = 'dollar-model';
 
 beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: ai.env() });
-  driver = new Driver(app);
   await driver
     .api('put', `/prices/${MODEL}`)
     .send({ input_per_mtok: 1_000_000, output_per_mtok: 0 })
@@ -25,17 +19,11 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('delete from spend');
   await app.ctx.db.query(
     'update workspaces set monthly_budget_usd = null, spent_usd = 0, chat_quota = 1000, chats_used = 0',
   );
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 async function receive(count: number): Promise<void> {

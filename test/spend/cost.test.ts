@@ -1,34 +1,21 @@
 import request from 'supertest';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { chatCompletion, FakeAiServer, type FakeReply } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion, type FakeReply } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ai.env(), AI_MAX_ATTEMPTS: '2', WORKER_RETRY_BASE_MS: '0' },
-  });
-  driver = new Driver(app);
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { AI_MAX_ATTEMPTS: '2', WORKER_RETRY_BASE_MS: '0' },
 });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('delete from spend');
   await app.ctx.db.query('delete from workspace_prices');
   await app.ctx.db.query('update workspaces set spent_usd = 0');
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 /** A chat completion that reports these tokens. */
@@ -141,15 +128,15 @@ describe('what an event cost', () => {
     expect(await spentOnceRecorded(driver, 2)).toBeCloseTo(45 / 1e6, 12);
   });
 
-  it('sums over the 20 calls an event lists once older ones are dropped', async () => {
+  describe('on an app that tries 25 times', () => {
     // 25 attempts of one call each, every answer not JSON: each attempt's tokens are paid, and
     // the event lists the last 20 calls.
     const attempts = 25;
-    const manyApp = await startTestApp({
-      env: { ...ai.env(), AI_MAX_ATTEMPTS: String(attempts), WORKER_RETRY_BASE_MS: '0' },
+    const { app: manyApp, driver: many } = useTestApp({
+      env: () => ({ ...ai.env(), AI_MAX_ATTEMPTS: String(attempts), WORKER_RETRY_BASE_MS: '0' }),
     });
-    try {
-      const many = new Driver(manyApp);
+
+    it('sums over the 20 calls an event lists once older ones are dropped', async () => {
       const channel = await many.createChannel({
         name: 'json',
         ai: { model: 'my-model', response_format: 'json' },
@@ -186,24 +173,20 @@ describe('what an event cost', () => {
       expect(event.cost_usd).toBeCloseTo(310 / 1e6, 12);
       // The workspace still paid for all 25.
       expect(await spentOnceRecorded(many, attempts)).toBeCloseTo(325 / 1e6, 12);
-    } finally {
-      await manyApp.close();
-    }
+    });
   });
 
-  it('counts the echo stand-in as free', async () => {
-    const echoApp = await startTestApp();
-    try {
-      const echo = new Driver(echoApp);
+  describe('on an app with the echo stand-in', () => {
+    const { app: echoApp, driver: echo } = useTestApp();
+
+    it('counts the echo stand-in as free', async () => {
       const channel = await echo.createChannel();
       const sent = await echo.sendEvent(channel.webhook_url);
       await createWorker(echoApp.ctx).runOnce();
       const event = (await echo.api('get', `/events/${String(sent.body.event_id)}`).expect(200))
         .body;
       expect(event).toMatchObject({ status: 'replied', cost_usd: 0 });
-    } finally {
-      await echoApp.close();
-    }
+    });
   });
 
   it('shows the cost in the events list and counts it in /metrics', async () => {

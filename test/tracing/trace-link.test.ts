@@ -1,25 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/platform/config.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 
-let app: TestApp;
+const { app, driver } = useTestApp({
+  env: { ...ADMIN_ENV, TRACE_URL_TEMPLATE: 'http://jaeger.test/trace/{trace_id}?from=hookprompt' },
+});
 let client: PanelClient;
-let driver: Driver;
 
 beforeAll(async () => {
-  app = await startTestApp({
-    env: {
-      ...ADMIN_ENV,
-      TRACE_URL_TEMPLATE: 'http://jaeger.test/trace/{trace_id}?from=hookprompt',
-    },
-  });
   client = new PanelClient(app);
-  driver = new Driver(app);
   await client.signIn();
 });
-afterAll(() => app.close());
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 

@@ -1,27 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
+const { app, driver, ai } = useTestApp({ ai: true, env: ADMIN_ENV });
 let panel: PanelClient;
-let driver: Driver;
 
 beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: { ...ai.env(), ...ADMIN_ENV } });
   panel = new PanelClient(app);
-  driver = new Driver(app);
   expect((await panel.signIn()).status).toBe(303);
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 /** Every <script> of a page loads a file: the CSP allows no inline script. */

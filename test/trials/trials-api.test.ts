@@ -1,33 +1,21 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { claimTrialResults } from '../../src/trials/trials-repo.js';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { chatCompletion, FakeAiServer, type RecordedRequest } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
+// 8 worker slots: trials take 2 of them.
+const { app, driver, ai } = useTestApp({ ai: true, env: { WORKER_CONCURRENCY: '8' } });
 
 beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  // 8 worker slots: trials take 2 of them.
-  app = await startTestApp({ env: { ...ai.env(), WORKER_CONCURRENCY: '8' } });
-  driver = new Driver(app);
   // A price for the fake model, so the calls cost something: 1 USD per million tokens each way.
   await driver
     .api('put', '/prices/fake-model')
     .send({ input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 })
     .expect(200);
-});
-
-afterEach(() => ai.reset());
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 interface TrialJson {

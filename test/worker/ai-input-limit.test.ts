@@ -1,30 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { FakeAiServer, type RecordedRequest } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { type RecordedRequest } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
 const LIMIT = 1000;
 const MARK = '…[truncated]';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ai.env(), ...ADMIN_ENV, AI_MAX_INPUT_CHARS: String(LIMIT) },
-  });
-  driver = new Driver(app);
-});
-
-afterEach(() => ai.reset());
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { ...ADMIN_ENV, AI_MAX_INPUT_CHARS: String(LIMIT) },
 });
 
 type Message = { role: string; content: string };

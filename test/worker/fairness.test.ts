@@ -1,28 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
 const BACKLOG = 2000;
 const AI_LATENCY_MS = 200;
 
-let ai: FakeAiServer;
-let app: TestApp;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: ai.env() });
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
+const { app, driver, ai } = useTestApp({ ai: true });
 
 describe('fair claims', () => {
   it(`answers a workspace's single event next to another's ${BACKLOG} pending within 2 × AI latency + 1 s`, async () => {
-    const busy = await new Driver(app).createChannel({ name: 'Busy', template: 'Event {{n}}' });
+    const busy = await driver.createChannel({ name: 'Busy', template: 'Event {{n}}' });
     await app.ctx.db.query(
       `insert into events (workspace_id, channel_id, payload)
        select $1, $2, '{"n":' || n || '}' from generate_series(1, $3::integer) n`,
@@ -37,7 +24,7 @@ describe('fair claims', () => {
     try {
       // Every slot is busy with the backlog before the lone event arrives.
       await ai.waitForRequests(8);
-      const sent = await new Driver(app).sendEvent(lone.webhook_url, { n: 1 });
+      const sent = await driver.sendEvent(lone.webhook_url, { n: 1 });
       expect(sent.status).toBe(200);
       const id = sent.body.event_id as string;
       await expect
@@ -73,7 +60,6 @@ describe('fair claims', () => {
   it('takes turns across workspaces and across the channels of a workspace, one claim at a time', async () => {
     await app.ctx.db.query('delete from events');
     ai.reset();
-    const driver = new Driver(app);
     const big = await driver.createChannel({ name: 'Big', template: 'big {{n}}' });
     const small = await driver.createChannel({ name: 'Small', template: 'small {{n}}' });
     const other = await app.ctx.workspaces.create('Other', 10);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { claimDeliveries, type ClaimedDelivery } from '../../src/deliveries/queue-claim.js';
@@ -7,8 +7,7 @@ import { storeEventBatch } from '../../src/hooks/store-event-batch.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { finishEvents } from '../../src/worker/queue-finish.js';
 import { startAttempts } from '../../src/worker/queue-start-attempt.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 const BACKLOG = 20_000;
@@ -24,20 +23,12 @@ const BACKLOG = 20_000;
 describe.skipIf(!testDatabaseUrl)(
   'workers meeting a backlog (real PostgreSQL: its statistics count the index entries read)',
   () => {
-    let app: TestApp;
-    let driver: Driver;
-    let worker: Database;
-
-    beforeAll(async () => {
-      app = await startTestApp();
-      driver = new Driver(app);
-      // One connection, as one of the worker's pool: what it prepares stays with it.
-      worker = openPostgres({ url: app.database.url as string, max: 1 });
-    });
-    afterAll(async () => {
-      await worker.close();
-      await app.close();
-    });
+    const { app, driver } = useTestApp();
+    // One connection, as one of the worker's pool: what it prepares stays with it.
+    const worker = useFixture<Database>(
+      async () => openPostgres({ url: app.database.url as string, max: 1 }),
+      { stop: (db) => db.close() },
+    );
 
     /** Entries of `index` read so far, once the worker's connection has reported its counts. */
     const entriesRead = async (index: string) => {

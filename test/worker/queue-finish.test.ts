@@ -1,25 +1,20 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { finishEvents } from '../../src/worker/queue-finish.js';
 import { startAttempts } from '../../src/worker/queue-start-attempt.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   channel = await driver.createChannel({ template: 'Order {{order.id}}' });
 });
 
 afterEach(async () => {
   await app.ctx.db.query('delete from events');
 });
-
-afterAll(() => app.close());
 
 interface Row {
   id: string;

@@ -1,30 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { FakeAiServer, fakeReplyTo, type RecordedRequest } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { fakeReplyTo, type RecordedRequest } from '../support/fake-ai-server.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: { ...ai.env(), WORKER_CONCURRENCY: '8' } });
-  driver = new Driver(app);
-});
+const { app, driver, ai } = useTestApp({ ai: true, env: { WORKER_CONCURRENCY: '8' } });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 async function threadChannel(history = 0): Promise<ChannelJson> {
@@ -119,12 +105,10 @@ describe('threads', () => {
 describe.skipIf(!testDatabaseUrl)(
   'threads with two workers on separate connections (PostgreSQL)',
   () => {
-    let second: Database;
-
-    beforeAll(() => {
-      second = openPostgres({ url: app.database.url as string, max: 10 });
-    });
-    afterAll(() => second.close());
+    const second = useFixture<Database>(
+      async () => openPostgres({ url: app.database.url as string, max: 10 }),
+      { stop: (db) => db.close() },
+    );
 
     it('never has two events of one thread in flight at once, while another thread proceeds', async () => {
       const channel = await threadChannel();

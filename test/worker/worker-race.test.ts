@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { Worker } from '../../src/worker/worker.js';
-import { Driver } from '../support/driver.js';
-import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { fakeReplyTo } from '../support/fake-ai-server.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 const EVENTS = 500;
@@ -20,29 +19,14 @@ async function drain(worker: Worker): Promise<number> {
 describe.skipIf(!testDatabaseUrl)(
   'two workers on one database (real PostgreSQL only: PGlite serves one connection, so nothing races)',
   () => {
-    let ai: FakeAiServer;
-    let app: TestApp;
-    let secondPool: Database;
-
-    beforeAll(async () => {
-      ai = await FakeAiServer.start();
-      app = await startTestApp({
-        env: {
-          ...ai.env(),
-          WORKER_CONCURRENCY: '8',
-        },
-      });
-      secondPool = openPostgres({ url: app.database.url as string, max: 10 });
-    });
-
-    afterAll(async () => {
-      await secondPool.close();
-      await app.close();
-      await ai.close();
-    });
+    const { app, driver, ai } = useTestApp({ ai: true, env: { WORKER_CONCURRENCY: '8' } });
+    const secondPool = useFixture<Database>(
+      async () => openPostgres({ url: app.database.url as string, max: 10 }),
+      { stop: (db) => db.close() },
+    );
 
     it(`answer ${EVENTS} events between them, none twice`, async () => {
-      const channel = await new Driver(app).createChannel({ template: 'Event {{n}}' });
+      const channel = await driver.createChannel({ template: 'Event {{n}}' });
       await app.ctx.db.query(
         `insert into events (workspace_id, channel_id, payload)
        select $1, $2, '{"n":' || n || '}' from generate_series(1, $3::integer) n`,

@@ -1,13 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { READY_LEASE_MS } from '../../src/worker/worker.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
 import { finishEvents } from '../../src/worker/queue-finish.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { fakeReplyTo } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
 const AI_KEY = 'sk-worker-test-key-31337';
 
@@ -26,32 +26,18 @@ interface EventState {
   due_in: number;
 }
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: {
-      ...ai.env(),
-      AI_API_KEY: AI_KEY,
-      AI_MAX_ATTEMPTS: '3',
-      // Retries are due at once unless a test says otherwise, so runOnce() can drive them.
-      WORKER_RETRY_BASE_MS: '0',
-    },
-  });
-  driver = new Driver(app);
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: {
+    AI_API_KEY: AI_KEY,
+    AI_MAX_ATTEMPTS: '3',
+    // Retries are due at once unless a test says otherwise, so runOnce() can drive them.
+    WORKER_RETRY_BASE_MS: '0',
+  },
 });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 async function eventState(id: string): Promise<EventState> {
