@@ -1,21 +1,17 @@
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { applyHttpLimits } from '../../src/platform/http-limits.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
 const BODY_TIMEOUT_MS = 500;
-let app: TestApp;
-let driver: Driver;
+const { driver } = useTestApp({ env: { BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) } });
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { BODY_TIMEOUT_MS: String(BODY_TIMEOUT_MS) } });
-  driver = new Driver(app);
   channel = await driver.createChannel();
 });
-afterAll(() => app.close());
 
 /**
  * A sender that announces a body and sends it one byte at a time; resolves to what it got back,

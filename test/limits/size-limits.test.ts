@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_BYTES } from '../../src/brain-logs/event-pages.js';
 import { byteSize } from '../../src/panel/format.js';
 import { LIST_TEXT_LIMIT } from '../../src/panel/log-event-view.js';
 import { parseLogFilter } from '../../src/panel/log-filters.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp({ env: { ...ADMIN_ENV, BODY_LIMIT: '1mb' } });
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { ...ADMIN_ENV, BODY_LIMIT: '1mb' } });
-  driver = new Driver(app);
   channel = await driver.createChannel({ name: 'Limits' });
 });
-afterAll(() => app.close());
 
 const KEPT = 65_536;
 

@@ -1,19 +1,11 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createOpsApp } from '../../src/app.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '3' } });
-  driver = new Driver(app);
-});
-
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '3' } });
 
 async function scrape(target: TestApp = app): Promise<string> {
   const res = await request(target.baseUrl).get('/metrics');

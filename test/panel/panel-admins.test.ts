@@ -1,23 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 import {
   ADMIN_ENV,
   PanelClient,
   inviteAdmin,
   invitationLink,
   unescapeHtml,
+  useSignedInAdmin,
 } from './panel-client.js';
 
-let app: TestApp;
-let owner: PanelClient;
+const { app } = useTestApp({ env: ADMIN_ENV });
+const owner = useSignedInAdmin(app);
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  owner = new PanelClient(app);
-  await owner.signIn();
   expect((await owner.form('/workspaces', { name: 'Team' })).status).toBe(303);
 });
-afterAll(() => app.close());
 
 const workspaceIdOf = async (name: string) =>
   (await app.ctx.db.query<{ id: string }>('select id from workspaces where name = $1', [name]))

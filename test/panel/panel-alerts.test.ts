@@ -1,26 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
-import { Driver } from '../support/driver.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, inlineCode, PanelClient } from './panel-client.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, inlineCode, useSignedInAdmin } from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({ env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true' } });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
+const receiver = useReplyReceiver();
+const { app, driver } = useTestApp({ env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true' } });
+const client = useSignedInAdmin(app);
 
 /** The rows of one alert's history table, newest first, as "change|value|notification". */
 function historyOf(html: string, alertId: string): string[] {

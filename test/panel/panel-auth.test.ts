@@ -1,6 +1,6 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 import {
   ADMIN_EMAIL,
   ADMIN_ENV,
@@ -11,12 +11,7 @@ import {
   inlineCode,
 } from './panel-client.js';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-});
-afterAll(() => app.close());
+const { app } = useTestApp({ env: ADMIN_ENV });
 
 const PAGES = [
   '/channels',
@@ -336,29 +331,27 @@ describe('page security headers', () => {
 });
 
 describe('over HTTPS', () => {
+  // A second instance on the same database, behind an HTTPS address.
+  const { app: secure } = useTestApp({
+    env: { ...ADMIN_ENV, PUBLIC_BASE_URL: 'https://hooks.example.com' },
+    database: () => app.database,
+  });
+
   it('marks the cookies Secure, with the __Host- prefix', async () => {
-    const secure = await startTestApp({
-      env: { ...ADMIN_ENV, PUBLIC_BASE_URL: 'https://hooks.example.com' },
-      database: app.database,
-    });
-    try {
-      const login = await request(secure.baseUrl).get('/login');
-      const loginCookie = cookieSet(login, '__Host-hookprompt_login');
-      expect(loginCookie).toBeTruthy();
-      const res = await request(secure.baseUrl)
-        .post('/login')
-        .set('Cookie', `__Host-hookprompt_login=${loginCookie}`)
-        .type('form')
-        .send({ _csrf: csrfIn(login.text), email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
-      const line = (res.headers['set-cookie'] as unknown as string[]).find((c) =>
-        c.startsWith('__Host-hookprompt_session='),
-      );
-      expect(line).toMatch(/; Secure/);
-      expect(line).toMatch(/; HttpOnly/);
-      expect(line).toMatch(/; Path=\//);
-      expect(res.headers['strict-transport-security']).toBeTruthy();
-    } finally {
-      await secure.close();
-    }
+    const login = await request(secure.baseUrl).get('/login');
+    const loginCookie = cookieSet(login, '__Host-hookprompt_login');
+    expect(loginCookie).toBeTruthy();
+    const res = await request(secure.baseUrl)
+      .post('/login')
+      .set('Cookie', `__Host-hookprompt_login=${loginCookie}`)
+      .type('form')
+      .send({ _csrf: csrfIn(login.text), email: ADMIN_EMAIL, password: ADMIN_PASSWORD });
+    const line = (res.headers['set-cookie'] as unknown as string[]).find((c) =>
+      c.startsWith('__Host-hookprompt_session='),
+    );
+    expect(line).toMatch(/; Secure/);
+    expect(line).toMatch(/; HttpOnly/);
+    expect(line).toMatch(/; Path=\//);
+    expect(res.headers['strict-transport-security']).toBeTruthy();
   });
 });

@@ -1,17 +1,16 @@
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { VOLUME_SCAN_LIMIT } from '../../src/brain-logs/events-volume.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-let receiver: ReplyReceiver;
+const receiver = useReplyReceiver();
+const { app, driver } = useTestApp({
+  env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
+});
+const client = useSignedInAdmin(app);
 let channelId: string;
 let url: string;
 const ids: string[] = [];
@@ -20,13 +19,6 @@ const listedIds = (html: string) =>
   [...html.matchAll(/<li class="event-row[^"]*" id="event-(\d+)"/g)].map((m) => m[1]);
 
 beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
-  });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
   channelId = await client.createChannel('Shop', 'Order {{order.id}} is {{order.status}}');
   url = await client.webhookUrl(channelId);
   for (const [id, status] of [
@@ -42,10 +34,6 @@ beforeAll(async () => {
   await driver.sendEvent(url, { order: { id: 4, status: 'paid' } });
   await createWorker(app.ctx).runOnce();
   await driver.setWorkspace({ chat_quota: 1000 });
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
 });
 
 describe('Brain Logs for operators (panel)', () => {
@@ -219,41 +207,38 @@ describe('Brain Logs for operators (panel)', () => {
 });
 
 describe('the chart of a payload search', () => {
+  // An app of its own: the paid events sent above would be counted too.
+  const { app: fresh, driver: freshDriver } = useTestApp({ env: ADMIN_ENV });
+  const panel = useSignedInAdmin(fresh);
+
   it(`says under it when it counted only the newest ${VOLUME_SCAN_LIMIT.toLocaleString('en')} matching events`, async () => {
-    const fresh = await startTestApp({ env: ADMIN_ENV });
-    try {
-      const panel = new PanelClient(fresh);
-      await panel.signIn();
-      const shop = await new Driver(fresh).createChannel({ name: 'Busy shop' });
-      // One more than the chart reads, all in the last hours, stored straight in the database.
-      await fresh.ctx.db.query(
-        `insert into events (workspace_id, channel_id, status, payload, received_at)
-         select workspace_id, id, 'replied', '{"order":{"status":"paid"}}',
-                now() - n * interval '100 milliseconds'
-         from channels, generate_series(1, $2::integer) as n where id = $1`,
-        [shop.id, VOLUME_SCAN_LIMIT + 1],
-      );
-      const chartOf = async () => {
-        const html = (await panel.page('/logs?search=order.status%20%3D%20paid')).text;
-        const data = /id="volume-chart"[^>]*data-volume="([^"]*)"/.exec(html)?.[1] ?? '{}';
-        const note = /<p [^>]*id="volume-partial">([\s\S]*?)<\/p>/.exec(html)?.[1];
-        return { volume: JSON.parse(unescapeHtml(data)), note: note && unescapeHtml(note) };
-      };
+    const shop = await freshDriver.createChannel({ name: 'Busy shop' });
+    // One more than the chart reads, all in the last hours, stored straight in the database.
+    await fresh.ctx.db.query(
+      `insert into events (workspace_id, channel_id, status, payload, received_at)
+       select workspace_id, id, 'replied', '{"order":{"status":"paid"}}',
+              now() - n * interval '100 milliseconds'
+       from channels, generate_series(1, $2::integer) as n where id = $1`,
+      [shop.id, VOLUME_SCAN_LIMIT + 1],
+    );
+    const chartOf = async () => {
+      const html = (await panel.page('/logs?search=order.status%20%3D%20paid')).text;
+      const data = /id="volume-chart"[^>]*data-volume="([^"]*)"/.exec(html)?.[1] ?? '{}';
+      const note = /<p [^>]*id="volume-partial">([\s\S]*?)<\/p>/.exec(html)?.[1];
+      return { volume: JSON.parse(unescapeHtml(data)), note: note && unescapeHtml(note) };
+    };
 
-      const capped = await chartOf();
-      expect(capped.volume).toMatchObject({ partial: true, total: VOLUME_SCAN_LIMIT });
-      expect(capped.note).toContain('counts only the newest 50,000 matching events');
+    const capped = await chartOf();
+    expect(capped.volume).toMatchObject({ partial: true, total: VOLUME_SCAN_LIMIT });
+    expect(capped.note).toContain('counts only the newest 50,000 matching events');
 
-      // Exactly as many as it reads: all are counted, and nothing is said.
-      await fresh.ctx.db.query(
-        'delete from events where id = (select min(id) from events where channel_id = $1)',
-        [shop.id],
-      );
-      const whole = await chartOf();
-      expect(whole.volume).toMatchObject({ partial: false, total: VOLUME_SCAN_LIMIT });
-      expect(whole.note).toBeUndefined();
-    } finally {
-      await fresh.close();
-    }
+    // Exactly as many as it reads: all are counted, and nothing is said.
+    await fresh.ctx.db.query(
+      'delete from events where id = (select min(id) from events where channel_id = $1)',
+      [shop.id],
+    );
+    const whole = await chartOf();
+    expect(whole.volume).toMatchObject({ partial: false, total: VOLUME_SCAN_LIMIT });
+    expect(whole.note).toBeUndefined();
   }, 120_000);
 });

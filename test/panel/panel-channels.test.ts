@@ -1,19 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
+import { startTestApp } from '../support/test-app.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
+const client = useSignedInAdmin(app);
 
 /** The text of the element with this id (no nested tags), unescaped. */
 function textOf(html: string, id: string): string | undefined {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { Response } from 'supertest';
+import { useFixture } from '../support/harness.js';
 import type { TestApp } from '../support/test-app.js';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -87,6 +88,23 @@ export class PanelClient {
     if (!url) throw new Error('no webhook URL in the editor');
     return url;
   }
+}
+
+/**
+ * A panel user signed in as the first admin (ADMIN_ENV), registered like the harness's `use…`:
+ * `const client = useSignedInAdmin(app)` after `useTestApp({ env: ADMIN_ENV })`.
+ */
+export function useSignedInAdmin(app: TestApp): PanelClient {
+  return useFixture(
+    async () => {
+      const client = new PanelClient(app);
+      const res = await client.signIn();
+      if (res.status !== 303)
+        throw new Error(`useSignedInAdmin: signing in answered ${res.status}`);
+      return client;
+    },
+    { stop: () => undefined },
+  );
 }
 
 /** The one-time sign-in link on the page shown after inviting an admin. */

@@ -1,20 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+import { useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...ADMIN_ENV } });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: { ...ADMIN_ENV } });
+const client = useSignedInAdmin(app);
 
 /** Posts the editor form as a browser does: checkboxes repeat their name, unchecked ones are left out. */
 function postEditor(path: string, fields: [string, string][]) {

@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, inlineCode, PanelClient, unescapeHtml } from './panel-client.js';
-
-let ai: FakeAiServer;
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
+import { useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, inlineCode, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
 const KEY = 'sk-panel-provider-key-0123456789abcdef';
 
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ADMIN_ENV, ...ai.env(), PROVIDERS_ALLOW_PRIVATE: 'true' },
-  });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { ...ADMIN_ENV, PROVIDERS_ALLOW_PRIVATE: 'true' },
 });
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
+const client = useSignedInAdmin(app);
 
 async function providerId(name: string): Promise<string> {
   const { body } = await driver.api('get', '/providers').expect(200);

@@ -1,30 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { aboutSpan } from '../../src/panel/format.js';
 import { parseConfig } from '../../src/platform/config.js';
-import { Driver } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml } from './panel-client.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
-  });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
+const receiver = useReplyReceiver();
+const { app, driver } = useTestApp({
+  env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '10ms' },
 });
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
+const client = useSignedInAdmin(app);
 
 const valueOf = (html: string, id: string) =>
   unescapeHtml(new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(html)?.[1] ?? '');

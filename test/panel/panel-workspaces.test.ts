@@ -1,21 +1,17 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, inviteAdmin, unescapeHtml } from './panel-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
+import {
+  ADMIN_ENV,
+  PanelClient,
+  inviteAdmin,
+  unescapeHtml,
+  useSignedInAdmin,
+} from './panel-client.js';
 
-let app: TestApp;
-let client: PanelClient;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  client = new PanelClient(app);
-  driver = new Driver(app);
-  await client.signIn();
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
+const client = useSignedInAdmin(app);
 
 describe('the workspace page', () => {
   it('shows usage against the quota with a bar and when it resets', async () => {

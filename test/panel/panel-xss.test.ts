@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, inlineCode } from './panel-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, inlineCode, useSignedInAdmin } from './panel-client.js';
 
 const SCRIPT = '<script>alert(1)</script>';
 const ESCAPED = '&lt;script&gt;alert(1)&lt;/script&gt;';
 
-let app: TestApp;
-let client: PanelClient;
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
+const client = useSignedInAdmin(app);
 let channelId: string;
 let eventId: string;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  client = new PanelClient(app);
-  await client.signIn();
   channelId = await client.createChannel(
     SCRIPT,
     `${SCRIPT} {{html}} "><img src=x onerror=alert(2)>`,
   );
-  const driver = new Driver(app);
   const url = await client.webhookUrl(channelId);
   eventId = String(
     (await driver.sendEvent(url, { html: SCRIPT, '"><svg onload=alert(3)>': 1 })).body.event_id,
@@ -32,7 +27,6 @@ beforeAll(async () => {
   await client.form('/workspace', { name: SCRIPT, chat_quota: '100' });
   await client.form('/workspace/api-keys', { name: SCRIPT });
 });
-afterAll(() => app.close());
 
 describe('text from channels, templates and payloads', () => {
   it.each([

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PROVIDERS_FRESH_MS, ProviderInstances } from '../../src/providers/provider-instances.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp();
 
 describe("a process's instances of a workspace's providers", () => {
   it('keeps one instance per unchanged provider, and takes a change made elsewhere within the freshness time', async () => {

@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Driver } from '../support/driver.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
+import { startTestApp } from '../support/test-app.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { AI_API_KEY: 'server-key-1', PROVIDERS_ALLOW_PRIVATE: 'true' },
+});
 
 const SECRET_KEY = 'sk-provider-secret-0123456789abcdef';
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ai.env(), AI_API_KEY: 'server-key-1', PROVIDERS_ALLOW_PRIVATE: 'true' },
-  });
-  driver = new Driver(app);
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
 
 async function addProvider(body: Record<string, unknown>) {
   const res = await driver.api('post', '/providers').send(body);

@@ -1,25 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createDeliveryWorker } from '../../src/deliveries/create-delivery-worker.js';
 import { OutboundClient } from '../../src/outbound/outbound-client.js';
-import { Driver } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  // The receiver listens on loopback: allowed here.
-  app = await startTestApp({ env: { DELIVERY_ALLOW_PRIVATE: 'true' } });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-});
+const receiver = useReplyReceiver();
+// The receiver listens on loopback: allowed here.
+const { app, driver } = useTestApp({ env: { DELIVERY_ALLOW_PRIVATE: 'true' } });
 
 /** A channel delivering its replies to `path` on the receiver. */
 async function deliveringChannel(path: string) {

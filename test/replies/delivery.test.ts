@@ -1,30 +1,18 @@
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { createDeliveryWorker } from '../../src/deliveries/create-delivery-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: {
-      // The receiver listens on loopback: allowed here, refused in the SSRF tests below.
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      DELIVERY_RETRY_SCHEDULE: '20ms,20ms,20ms',
-      DELIVERY_TIMEOUT_MS: '1000',
-    },
-  });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
+const receiver = useReplyReceiver();
+const { app, driver } = useTestApp({
+  env: {
+    // The receiver listens on loopback: allowed here, refused in the SSRF tests below.
+    DELIVERY_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '20ms,20ms,20ms',
+    DELIVERY_TIMEOUT_MS: '1000',
+  },
 });
 beforeEach(() => {
   receiver.messages.length = 0;
@@ -307,13 +295,7 @@ describe('reply delivery settings', () => {
 });
 
 describe('with DELIVERY_ALLOW_PRIVATE off', () => {
-  let strict: TestApp;
-  let strictDriver: Driver;
-  beforeAll(async () => {
-    strict = await startTestApp({ env: { DELIVERY_RETRY_SCHEDULE: '20ms' } });
-    strictDriver = new Driver(strict);
-  });
-  afterAll(() => strict.close());
+  const { driver: strictDriver } = useTestApp({ env: { DELIVERY_RETRY_SCHEDULE: '20ms' } });
 
   it('refuses a reply URL that leads to loopback, private or link-local addresses (400)', async () => {
     const channel = await strictDriver.createChannel();

@@ -1,29 +1,17 @@
 import request from 'supertest';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
-
-beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: {
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      // two attempts a round: the first, and one retry
-      DELIVERY_RETRY_SCHEDULE: '20ms',
-      DELIVERY_TIMEOUT_MS: '1000',
-    },
-  });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
+const receiver = useReplyReceiver();
+const { app, driver } = useTestApp({
+  env: {
+    DELIVERY_ALLOW_PRIVATE: 'true',
+    // two attempts a round: the first, and one retry
+    DELIVERY_RETRY_SCHEDULE: '20ms',
+    DELIVERY_TIMEOUT_MS: '1000',
+  },
 });
 beforeEach(() => {
   receiver.messages.length = 0;

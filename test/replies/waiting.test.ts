@@ -1,27 +1,19 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { fakeReplyTo } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
+// The fake AI server is reset after each test (useTestApp's `ai: true`).
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { AI_MAX_ATTEMPTS: '1', SYNC_WAIT_MAX_S: '3', WORKER_POLL_INTERVAL_MS: '50' },
+});
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ai.env(), AI_MAX_ATTEMPTS: '1', SYNC_WAIT_MAX_S: '3', WORKER_POLL_INTERVAL_MS: '50' },
-  });
-  driver = new Driver(app);
   channel = await driver.createChannel({ template: 'Order {{order.id}}' });
 });
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
-beforeEach(() => ai.reset());
 
 interface Answer {
   status: number;
@@ -218,21 +210,17 @@ describe('GET /hooks/{token}/events/{event_id}', () => {
 });
 
 describe('the per-sender rate limit', () => {
+  const { driver: limitedDriver } = useTestApp({ env: { RATE_LIMIT_PER_IP: '3' } });
+
   it('counts fetching a reply', async () => {
-    const limited = await startTestApp({ env: { RATE_LIMIT_PER_IP: '3' } });
-    try {
-      const limitedDriver = new Driver(limited);
-      const own = await limitedDriver.createChannel();
-      const sent = await post(own.webhook_url, { order: { id: 1 } });
-      const url = `${own.webhook_url}/events/${sent.body.event_id as string}`;
-      expect((await get(url)).status).toBe(200);
-      expect((await get(url)).status).toBe(200);
-      const res = await get(url);
-      expect(res.status).toBe(429);
-      expect(res.body).toMatchObject({ code: 'rate_limited' });
-      expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
-    } finally {
-      await limited.close();
-    }
+    const own = await limitedDriver.createChannel();
+    const sent = await post(own.webhook_url, { order: { id: 1 } });
+    const url = `${own.webhook_url}/events/${sent.body.event_id as string}`;
+    expect((await get(url)).status).toBe(200);
+    expect((await get(url)).status).toBe(200);
+    const res = await get(url);
+    expect(res.status).toBe(429);
+    expect(res.body).toMatchObject({ code: 'rate_limited' });
+    expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
   });
 });

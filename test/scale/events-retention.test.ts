@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../src/platform/config.js';
 import type { Queryable } from '../../src/db/database.js';
 import {
@@ -8,26 +8,21 @@ import {
   retentionCutoff,
 } from '../../src/events/events-repo.js';
 import { createEventsRetention, EventsRetention } from '../../src/events/events-retention.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 const FINISHED = ['replied', 'skipped', 'failed', 'rejected'];
 const UNFINISHED = ['pending', 'processing'];
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   channel = await driver.createChannel();
 });
 
 afterEach(() => app.ctx.db.query('delete from events'));
-
-afterAll(() => app.close());
 
 /** Stores `count` events of `channel` received `daysAgo` days ago (on the database clock). */
 async function seed(status: string, daysAgo: number, count = 1, channelId = channel.id) {
@@ -148,16 +143,18 @@ describe('event retention', () => {
 describe.skipIf(!testDatabaseUrl)(
   'event retention beside live traffic (real PostgreSQL only: the embedded database runs one statement at a time)',
   () => {
-    let deleter: pg.Client;
-    let other: pg.Client;
-
-    beforeAll(async () => {
-      deleter = new pg.Client({ connectionString: app.database.url });
-      other = new pg.Client({ connectionString: app.database.url });
-      await Promise.all([deleter.connect(), other.connect()]);
-    });
-
-    afterAll(() => Promise.all([deleter.end(), other.end()]));
+    /** A connection of its own to the app's database, as another process would have. */
+    const useConnection = () =>
+      useFixture(
+        async () => {
+          const client = new pg.Client({ connectionString: app.database.url });
+          await client.connect();
+          return client;
+        },
+        { stop: (client) => client.end() },
+      );
+    const deleter = useConnection();
+    const other = useConnection();
 
     const onClient = (client: pg.Client): Queryable => ({
       query: async (text, params) => {
