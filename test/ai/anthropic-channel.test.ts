@@ -1,31 +1,16 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { fakeReplyTo } from '../support/fake-ai-server.js';
-import { FAKE_ANTHROPIC_KEY, FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { FAKE_ANTHROPIC_KEY } from '../support/fake-anthropic-server.js';
+import { useFakeAnthropic, useTestApp } from '../support/harness.js';
 
-let api: FakeAnthropicServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  api = await FakeAnthropicServer.start();
-  app = await startTestApp({
-    env: { ...api.env(), AI_MAX_ATTEMPTS: '3', WORKER_RETRY_BASE_MS: '0' },
-  });
-  driver = new Driver(app);
+const api = useFakeAnthropic();
+const { app, driver } = useTestApp({
+  env: () => ({ ...api.env(), AI_MAX_ATTEMPTS: '3', WORKER_RETRY_BASE_MS: '0' }),
 });
 
-afterEach(async () => {
-  api.reset();
-  await app.ctx.db.query('delete from events');
-});
-
-afterAll(async () => {
-  await app.close();
-  await api.close();
-});
+afterEach(() => app.ctx.db.query('delete from events'));
 
 async function channelWith(ai: Record<string, unknown>, template = 'Order {{order.id}}') {
   const res = await driver.api('post', '/channels').send({ name: 'Claude', template, ai });

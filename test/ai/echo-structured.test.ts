@@ -1,22 +1,13 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+// No AI settings: the echo stand-in answers.
+const { app, driver } = useTestApp();
 
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-
-afterEach(async () => {
-  await app.ctx.db.query('delete from events');
-});
-
-afterAll(() => app.close());
+afterEach(() => app.ctx.db.query('delete from events'));
 
 async function channelWith(response_format: unknown): Promise<ChannelJson> {
   const res = await driver

@@ -1,29 +1,22 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDeliveryWorker } from '../../src/deliveries/create-delivery-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { AlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
+const receiver = useReplyReceiver();
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  // The receiver listens on loopback.
+  env: { DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_TIMEOUT_MS: '2000' },
+});
 let evaluator: AlertsEvaluator;
 
 // Every call of these tests costs exactly $1: the fake model reports 1 prompt token.
 const MODEL = 'dollar-model';
 
 beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    // The receiver listens on loopback.
-    env: { ...ai.env(), DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_TIMEOUT_MS: '2000' },
-  });
-  driver = new Driver(app);
   evaluator = app.ctx.alertsEvaluator as AlertsEvaluator;
   const secret = await driver.api('get', '/alerts/secret').expect(200);
   expect(secret.body.secret).toMatch(/^whsec_/);
@@ -31,17 +24,10 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  ai.reset();
   receiver.messages.length = 0;
   await app.ctx.db.query('delete from alerts');
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('update workspaces set monthly_budget_usd = null, spent_usd = 0');
-});
-
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
-  await ai.close();
 });
 
 async function createAlert(condition: Record<string, unknown>) {

@@ -1,26 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { AlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
-import { Driver } from '../support/driver.js';
-import { FakeChats } from '../support/fake-chats.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFakeChats, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let chats: FakeChats;
+const chats = useFakeChats();
+const { app, driver } = useTestApp({
+  env: () => ({ ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' }),
+});
 let evaluator: AlertsEvaluator;
 
 const BOT_TOKEN = '123456:alerts-bot-token';
 
-beforeAll(async () => {
-  chats = await FakeChats.start();
-  app = await startTestApp({ env: { ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' } });
-  driver = new Driver(app);
+beforeAll(() => {
   evaluator = app.ctx.alertsEvaluator as AlertsEvaluator;
   chats.telegramTokens.add(BOT_TOKEN);
-});
-afterAll(async () => {
-  await app.close();
-  await chats.close();
 });
 beforeEach(async () => {
   chats.messages.length = 0;

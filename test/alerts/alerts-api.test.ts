@@ -1,24 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_ALERT_MESSAGE } from '../../src/alerts/alert-notify.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
+const receiver = useReplyReceiver();
+// Loopback notify URLs are refused, as they are by default.
+const { app, driver } = useTestApp();
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  // Loopback notify URLs are refused, as they are by default.
-  app = await startTestApp();
-  driver = new Driver(app);
   channel = await driver.createChannel();
-});
-afterAll(async () => {
-  await app.close();
-  await receiver.close();
 });
 beforeEach(async () => {
   await app.ctx.db.query('delete from alerts');

@@ -1,15 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp();
 
 // zod's own wording, which says nothing to someone calling the API
 const MACHINE_WORDS =

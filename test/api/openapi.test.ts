@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { readOpenApiDocument } from '../../src/api/openapi-routes.js';
 import { appRoutes } from '../support/app-routes.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
+const { app } = useTestApp();
 const document = readOpenApiDocument();
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
 
@@ -28,11 +28,6 @@ const UNDOCUMENTED: Record<string, string> = {
   // `/hooks/` without a token: any method answers 404 channel_not_found, like an unknown token.
   'all /hooks': 'a webhook URL without its token',
 };
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(() => app.close());
 
 describe('GET /api/v1/openapi.json', () => {
   it('serves the OpenAPI 3.1 document without authentication, naming this server', async () => {

@@ -1,17 +1,10 @@
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 import { ADMIN_EMAIL, ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 
 const workspaceWith = (key: string) =>
   request(app.baseUrl).get('/api/v1/workspace').set('Authorization', `Bearer ${key}`);

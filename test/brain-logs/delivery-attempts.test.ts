@@ -1,38 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeChats } from '../support/fake-chats.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFakeChats, useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-let receiver: ReplyReceiver;
-let chats: FakeChats;
+const receiver = useReplyReceiver();
+const chats = useFakeChats();
+const { app, driver } = useTestApp({
+  env: () => ({
+    ...chats.env,
+    ...ADMIN_ENV,
+    DELIVERY_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '5ms,5ms,5ms',
+    DELIVERY_TIMEOUT_MS: '2000',
+  }),
+});
 let panel: PanelClient;
 
 beforeAll(async () => {
-  receiver = await ReplyReceiver.start();
-  chats = await FakeChats.start();
-  app = await startTestApp({
-    env: {
-      ...chats.env,
-      ...ADMIN_ENV,
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      DELIVERY_RETRY_SCHEDULE: '5ms,5ms,5ms',
-      DELIVERY_TIMEOUT_MS: '2000',
-    },
-  });
-  driver = new Driver(app);
   chats.telegramTokens.add('555:ECHO');
   chats.echoSecrets = true;
   panel = new PanelClient(app);
   await panel.signIn();
-});
-afterAll(async () => {
-  await app.close();
-  await Promise.all([receiver.close(), chats.close()]);
 });
 
 type Delivery = { status: string };

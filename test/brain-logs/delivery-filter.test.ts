@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 import { SseClient, type SseMessage } from '../support/sse-client.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 import { ADMIN_ENV, PanelClient, cookieSet, unescapeHtml } from '../panel/panel-client.js';
 
-let app: TestApp;
+const { app, driver } = useTestApp({ env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true' } });
 let panel: PanelClient;
 let session: string;
 let workspaceId: string;
@@ -58,8 +57,6 @@ async function listed(query: string): Promise<string[]> {
 const of = (...names: string[]) => names.map((name) => ids[name] as string).sort();
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true' } });
-  const driver = new Driver(app);
   panel = new PanelClient(app);
   session = cookieSet(await panel.signIn(), 'hookprompt_session') as string;
   const channel = await driver.createChannel({
@@ -124,9 +121,8 @@ beforeAll(async () => {
   ids.none = await finishedEvent(quiet);
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const client of open) client.close();
-  await app.close();
 });
 
 describe('the Delivery filter of Brain Logs', () => {

@@ -1,25 +1,20 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventJson } from '../../src/events/event-object.js';
 import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let orders: ChannelJson;
 let refunds: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   orders = await driver.createChannel({ name: 'Orders', template: 'Order {{order.id}}' });
   refunds = await driver.createChannel({ name: 'Refunds', template: 'Refund {{id}}' });
 });
-
-afterAll(() => app.close());
 
 /** Stores an event as if received at `receivedAt` (a timestamptz literal, microseconds allowed). */
 async function storedAt(

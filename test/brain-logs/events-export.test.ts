@@ -1,13 +1,13 @@
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventJson } from '../../src/events/event-object.js';
 import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let orders: ChannelJson;
 let all: EventJson[];
 
@@ -25,8 +25,6 @@ const COLUMNS = [
 ];
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   orders = await driver.createChannel({ name: 'Orders', template: 'Order {{order.id}}' });
   const other = await driver.createChannel({ name: 'Other', template: 'x' });
   // Bodies a CSV writer must quote: commas, quotes, new lines, non-ASCII, an empty string.
@@ -40,8 +38,6 @@ beforeAll(async () => {
   all = (page.body as EventPage).data;
   expect(all).toHaveLength(4);
 });
-
-afterAll(() => app.close());
 
 async function download(query: string) {
   const res = await fetch(`${app.baseUrl}/api/v1/events/export?${query}`, {

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let orders: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   orders = await driver.createChannel({ name: 'Orders', template: 'Order {{order.id}}' });
 });
-
-afterAll(() => app.close());
 
 beforeEach(async () => {
   const res = await driver.setWorkspace({ chat_quota: 1000, chats_used: 0 });

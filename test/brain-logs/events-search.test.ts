@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { EventPage } from '../../src/brain-logs/event-pages.js';
 import { parsePayload, renderTemplate } from '../../src/template/index.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let orders: ChannelJson;
 let refunds: ChannelJson;
 const ids: Record<string, string> = {};
@@ -18,8 +17,6 @@ async function send(name: string, channel: ChannelJson, body: unknown) {
 }
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   orders = await driver.createChannel({
     name: 'Orders',
     template: 'Order {{order.id}} is {{order.status}}',
@@ -42,8 +39,6 @@ beforeAll(async () => {
   expect(bad.status).toBe(400);
   await createWorker(app.ctx).runOnce();
 });
-
-afterAll(() => app.close());
 
 async function search(query: Record<string, string>): Promise<string[]> {
   const res = await driver.api('get', `/events?${new URLSearchParams(query)}`);

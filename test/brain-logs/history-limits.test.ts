@@ -1,26 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
+
+const { app, driver, ai } = useTestApp({ ai: true });
 
 const PAGE_BYTES = 8 * 1024 * 1024;
 const MARK = '…[truncated]';
-
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: ai.env() });
-  driver = new Driver(app);
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
 
 interface Outcome {
   prompt: string | null;

@@ -2,25 +2,22 @@ import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/platform/secrets.js';
 import { ADMIN_ENV, cookieSet, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
+import { useTestApp } from '../support/harness.js';
 import { SseClient } from '../support/sse-client.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp({ env: ADMIN_ENV });
 let big: ChannelJson;
 const open: SseClient[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp({ env: ADMIN_ENV });
-  driver = new Driver(app);
   big = await driver.createChannel({ name: 'Big', template: 'Order {{n}}' });
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const client of open) client.close();
-  await app.close();
 });
 
 const API_OWNER = `api-key:${sha256Hex(TEST_ADMIN_KEY)}`;

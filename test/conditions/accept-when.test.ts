@@ -1,28 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: { ...ai.env(), DELIVERY_ALLOW_PRIVATE: 'true' } });
-  driver = new Driver(app);
-});
+const { app, driver, ai } = useTestApp({ ai: true, env: { DELIVERY_ALLOW_PRIVATE: 'true' } });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
   await driver.setWorkspace({ chats_used: 0, chat_quota: 1000 }).expect(200);
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 const ONLY_ORDERS = [

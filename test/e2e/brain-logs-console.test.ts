@@ -1,11 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFixture, useReplyReceiver, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
 import {
   NOT_RUN,
@@ -28,8 +27,12 @@ if (!hasChromium) {
 }
 
 describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real browser', () => {
-  let app: TestApp;
-  let browser: Browser;
+  const { app, driver } = useTestApp({
+    env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '5ms' },
+  });
+  const browser = useFixture(launchChromium, { stop: (chromium) => chromium.close() });
+  // Where the attempts test's channel delivers its replies.
+  const receiver = useReplyReceiver();
   let context: BrowserContext;
   let page: Page;
   let channel: ChannelJson;
@@ -38,10 +41,6 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
 
   beforeAll(async () => {
     await mkdir(SCREENSHOTS, { recursive: true });
-    app = await startTestApp({
-      env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '5ms' },
-    });
-    const driver = new Driver(app);
     channel = await driver.createChannel({ name: 'Shop', template: 'Order {{order.id}} paid' });
     for (let id = 1; id < EVENTS; id++)
       await driver.sendEvent(channel.webhook_url, { order: { id, note: 'x'.repeat(400) } });
@@ -54,17 +53,11 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     const events = await driver.eventsOf(channel.id);
     refusedId = String(events[events.length - 1]?.id);
 
-    browser = await launchChromium();
     context = await browser.newContext({ baseURL: app.baseUrl, viewport: DESKTOP });
     page = await context.newPage();
     // The editor's refused save is a 400 page, as it should be: not a problem of the page.
     watchForProblems(page, problems, (text) => text.includes('status of 400'));
     await signIn(page);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
   });
 
   /** Rows whose whole line is on the screen without scrolling. */
@@ -332,7 +325,6 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
   });
 
   it('lists only the events whose delivery failed when a delivery failure group is clicked', async () => {
-    const driver = new Driver(app);
     const notifier = await driver.createChannel({ name: 'Notifier', template: 'Note {{n}}' });
     // A reply URL set straight in the database: no delivery worker runs here, nothing is sent.
     await app.ctx.db.query(
@@ -365,72 +357,66 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
   });
 
   it("shows each reply attempt's target and answer within the detail pane, and on a phone", async () => {
-    const receiver = await ReplyReceiver.start();
-    try {
-      const driver = new Driver(app);
-      const replying = await driver.createChannel({
-        name: 'Replies',
-        template: 'Order {{order.id}}',
-      });
-      const url = receiver.url(`/replies/${'segment-'.repeat(30)}end?token=t0k3n-abcdefgh`);
-      await driver.updateChannel(replying.id, { reply_delivery: { url } });
-      receiver.enqueue(
-        { status: 500, body: JSON.stringify({ error: 'unbroken'.repeat(90) }) },
-        { status: 200, body: 'Stored as reply r-42' },
-      );
-      const sent = await driver.sendEvent(replying.webhook_url, { order: { id: 1 } });
-      const id = String(sent.body.event_id);
-      await createWorker(app.ctx).runOnce();
-      await eventually(async () => {
-        await app.ctx.deliveryWorker?.runOnce();
-        const event = await driver.api('get', `/events/${id}`);
-        return event.body.delivery?.status === 'delivered';
-      });
+    const replying = await driver.createChannel({
+      name: 'Replies',
+      template: 'Order {{order.id}}',
+    });
+    const url = receiver.url(`/replies/${'segment-'.repeat(30)}end?token=t0k3n-abcdefgh`);
+    await driver.updateChannel(replying.id, { reply_delivery: { url } });
+    receiver.enqueue(
+      { status: 500, body: JSON.stringify({ error: 'unbroken'.repeat(90) }) },
+      { status: 200, body: 'Stored as reply r-42' },
+    );
+    const sent = await driver.sendEvent(replying.webhook_url, { order: { id: 1 } });
+    const id = String(sent.body.event_id);
+    await createWorker(app.ctx).runOnce();
+    await eventually(async () => {
+      await app.ctx.deliveryWorker?.runOnce();
+      const event = await driver.api('get', `/events/${id}`);
+      return event.body.delivery?.status === 'delivered';
+    });
 
-      /** How far the attempts table, or the page, reach past what holds them (px). */
-      const overflow = (target: Page, holder: string) =>
-        target.$eval(holder, (box) => {
-          const wrap = box.querySelector('.delivery-attempts')?.closest('.table-wrap');
-          if (!wrap) return Number.POSITIVE_INFINITY;
-          return Math.max(
-            wrap.scrollWidth - wrap.clientWidth,
-            wrap.getBoundingClientRect().right - box.getBoundingClientRect().right,
-            // as the phone test above measures the page (the layout viewport)
-            box.ownerDocument.documentElement.scrollWidth -
-              box.ownerDocument.documentElement.clientWidth,
-          );
-        });
-      await page.goto('/logs');
-      await page.click(`#event-${id} .row-link`);
-      const detail = page.locator('#event-detail');
-      await page.locator(`#event-detail [data-event-id="${id}"]`).waitFor();
-      expect(await detail.locator('.attempt-target').textContent()).toContain('/replies/segment-');
-      expect(await detail.textContent()).not.toContain('t0k3n-abcdefgh');
-      expect(await detail.locator('.attempt-answer').count()).toBe(2);
-      // collapsed (a preview of the long answer), then opened
-      expect(await overflow(page, '#event-detail')).toBeLessThanOrEqual(0);
-      await detail.locator('.answer-excerpt > summary').click();
-      expect(await overflow(page, '#event-detail')).toBeLessThanOrEqual(0);
-      await detail.locator('.delivery-attempts').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-attempts-1440.png` });
-
-      const phone = await browser.newPage({
-        baseURL: app.baseUrl,
-        viewport: PHONE,
-        isMobile: true,
+    /** How far the attempts table, or the page, reach past what holds them (px). */
+    const overflow = (target: Page, holder: string) =>
+      target.$eval(holder, (box) => {
+        const wrap = box.querySelector('.delivery-attempts')?.closest('.table-wrap');
+        if (!wrap) return Number.POSITIVE_INFINITY;
+        return Math.max(
+          wrap.scrollWidth - wrap.clientWidth,
+          wrap.getBoundingClientRect().right - box.getBoundingClientRect().right,
+          // as the phone test above measures the page (the layout viewport)
+          box.ownerDocument.documentElement.scrollWidth -
+            box.ownerDocument.documentElement.clientWidth,
+        );
       });
-      await phone.context().addCookies(await context.cookies());
+    await page.goto('/logs');
+    await page.click(`#event-${id} .row-link`);
+    const detail = page.locator('#event-detail');
+    await page.locator(`#event-detail [data-event-id="${id}"]`).waitFor();
+    expect(await detail.locator('.attempt-target').textContent()).toContain('/replies/segment-');
+    expect(await detail.textContent()).not.toContain('t0k3n-abcdefgh');
+    expect(await detail.locator('.attempt-answer').count()).toBe(2);
+    // collapsed (a preview of the long answer), then opened
+    expect(await overflow(page, '#event-detail')).toBeLessThanOrEqual(0);
+    await detail.locator('.answer-excerpt > summary').click();
+    expect(await overflow(page, '#event-detail')).toBeLessThanOrEqual(0);
+    await detail.locator('.delivery-attempts').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-attempts-1440.png` });
 
-      await phone.goto(`/logs/${id}`);
-      expect(await overflow(phone, 'main')).toBeLessThanOrEqual(0);
-      await phone.locator('.answer-excerpt > summary').click();
-      expect(await overflow(phone, 'main')).toBeLessThanOrEqual(0);
-      await phone.locator('.delivery-attempts').scrollIntoViewIfNeeded();
-      await phone.screenshot({ path: `${SCREENSHOTS}/event-page-attempts-390.png` });
-      await phone.close();
-    } finally {
-      await receiver.close();
-    }
+    const phone = await browser.newPage({
+      baseURL: app.baseUrl,
+      viewport: PHONE,
+      isMobile: true,
+    });
+    await phone.context().addCookies(await context.cookies());
+
+    await phone.goto(`/logs/${id}`);
+    expect(await overflow(phone, 'main')).toBeLessThanOrEqual(0);
+    await phone.locator('.answer-excerpt > summary').click();
+    expect(await overflow(phone, 'main')).toBeLessThanOrEqual(0);
+    await phone.locator('.delivery-attempts').scrollIntoViewIfNeeded();
+    await phone.screenshot({ path: `${SCREENSHOTS}/event-page-attempts-390.png` });
+    await phone.close();
   });
 
   it('raised no script error and no CSP violation', () => {

@@ -1,9 +1,9 @@
 import { mkdir } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
 import {
   NOT_RUN,
@@ -22,9 +22,8 @@ if (!hasChromium) {
 }
 
 describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () => {
-  let app: TestApp;
-  let driver: Driver;
-  let browser: Browser;
+  const { app, driver } = useTestApp({ env: ADMIN_ENV });
+  const browser = useFixture(launchChromium, { stop: (chromium) => chromium.close() });
   let context: BrowserContext;
   let page: Page;
   let channel: ChannelJson;
@@ -33,8 +32,6 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
 
   beforeAll(async () => {
     await mkdir(SCREENSHOTS, { recursive: true });
-    app = await startTestApp({ env: ADMIN_ENV });
-    driver = new Driver(app);
     channel = await driver.createChannel({
       name: 'Shop',
       template: 'Order {{order.id}} is {{order.status}}',
@@ -49,7 +46,6 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     }
     await createWorker(app.ctx).runOnce();
 
-    browser = await launchChromium();
     context = await browser.newContext({
       baseURL: app.baseUrl,
       viewport: { width: 1280, height: 900 },
@@ -58,11 +54,6 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     watchForProblems(page, problems);
     page.on('dialog', (dialog) => void dialog.accept());
     await signIn(page);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
   });
 
   const listedIds = () =>

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import type { BrowserContext, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
 import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
 
@@ -31,16 +31,14 @@ async function postFromPage(page: Page, url: string, body: unknown): Promise<num
 const utcLocal = (date: Date) => date.toISOString().slice(0, 19);
 
 describe.skipIf(!hasChromium)('the panel in a real browser', () => {
-  let app: TestApp;
-  let browser: Browser;
+  const { app } = useTestApp({ env: ADMIN_ENV });
+  const browser = useFixture(launchChromium, { stop: (chromium) => chromium.close() });
   let context: BrowserContext;
   let page: Page;
   const problems: string[] = [];
 
   beforeAll(async () => {
     await mkdir(SCREENSHOTS, { recursive: true });
-    app = await startTestApp({ env: ADMIN_ENV });
-    browser = await launchChromium();
     context = await browser.newContext({
       baseURL: app.baseUrl,
       viewport: { width: 1280, height: 900 },
@@ -58,11 +56,6 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
       if (response.status() >= 400 && !response.url().includes('/hooks/'))
         problems.push(`${response.status()} ${response.url()}`);
     });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
   });
 
   let channelUrl = '';

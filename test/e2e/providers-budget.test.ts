@@ -1,11 +1,10 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useFakeAi, useFakeAnthropic, useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
 import { databaseDump, foundIn } from '../secrets/secret-forms.js';
 import { NOT_RUN, hasChromium, launchChromium, signIn, watchForProblems } from './browser.js';
@@ -24,20 +23,16 @@ if (!hasChromium) {
  * calls and the cost, and the workspace stopping at its budget.
  */
 describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real browser', () => {
-  let anthropic: FakeAnthropicServer;
-  let openai: FakeAiServer;
-  let app: TestApp;
-  let driver: Driver;
-  let browser: Browser;
+  // Two providers the panel adds (none is the server's own).
+  const anthropic = useFakeAnthropic();
+  const openai = useFakeAi();
+  const { app, driver } = useTestApp({ env: { ...ADMIN_ENV, PROVIDERS_ALLOW_PRIVATE: 'true' } });
+  const browser = useFixture(launchChromium, { stop: (chromium) => chromium.close() });
   let page: Page;
   let channel: ChannelJson;
   const problems: string[] = [];
 
   beforeAll(async () => {
-    anthropic = await FakeAnthropicServer.start();
-    openai = await FakeAiServer.start();
-    app = await startTestApp({ env: { ...ADMIN_ENV, PROVIDERS_ALLOW_PRIVATE: 'true' } });
-    driver = new Driver(app);
     channel = await driver.createChannel({ name: 'Support', template: 'Customer: {{text}}' });
     // Prices of the two models, USD per million tokens.
     for (const [model, input, output] of [
@@ -50,7 +45,6 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
         .expect(200);
     }
 
-    browser = await launchChromium();
     const context = await browser.newContext({
       baseURL: app.baseUrl,
       viewport: { width: 1280, height: 900 },
@@ -58,13 +52,6 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
     page = await context.newPage();
     watchForProblems(page, problems);
     await signIn(page);
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-    await anthropic?.close();
-    await openai?.close();
   });
 
   async function addProvider(name: string, kind: string, baseUrl: string, key: string) {
