@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createOpsApp } from '../../src/app.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { useTestApp } from '../support/harness.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import type { TestApp } from '../support/test-app.js';
 
 const { app, driver } = useTestApp({ env: { RATE_LIMIT_PER_CHANNEL: '3' } });
 
@@ -80,13 +80,12 @@ describe('GET /metrics', () => {
     );
   });
 
-  it('keeps each context’s counters apart', async () => {
-    const other = await startTestApp();
-    try {
+  describe('beside another app', () => {
+    const { app: other } = useTestApp();
+
+    it('keeps each context’s counters apart', async () => {
       expect(value(await scrape(other), 'hookprompt_events_received_total')).toBe(0);
-    } finally {
-      await other.close();
-    }
+    });
   });
 });
 

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/harness.js';
-import { startTestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml, useSignedInAdmin } from './panel-client.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
 const { app, driver } = useTestApp({ env: ADMIN_ENV });
 const client = useSignedInAdmin(app);
@@ -13,17 +12,15 @@ function textOf(html: string, id: string): string | undefined {
 }
 
 describe('the channel list', () => {
-  it('tells a new workspace what to do first', async () => {
-    const fresh = await startTestApp({ env: ADMIN_ENV });
-    try {
-      const other = new PanelClient(fresh);
-      await other.signIn();
+  describe('on an app of its own, with no channels yet', () => {
+    const { app: fresh } = useTestApp({ env: ADMIN_ENV });
+    const other = useSignedInAdmin(fresh);
+
+    it('tells a new workspace what to do first', async () => {
       const res = await other.page('/channels');
       expect(res.text).toContain('No channels in Default workspace yet');
       expect(res.text).toContain('href="/channels/new"');
-    } finally {
-      await fresh.close();
-    }
+    });
   });
 
   it('shows name, status, URL, events today and the last event', async () => {

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp } from '../support/harness.js';
-import { startTestApp } from '../support/test-app.js';
-import { ADMIN_ENV, PanelClient, unescapeHtml, useSignedInAdmin } from './panel-client.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
 const { app, driver } = useTestApp({ env: { ...ADMIN_ENV, BODY_LIMIT: '2kb' } });
 const client = useSignedInAdmin(app);
@@ -41,17 +40,15 @@ async function receivedAt(eventId: string, iso: string) {
 }
 
 describe('Brain Logs', () => {
-  it('starts with a hint when the workspace has no channels', async () => {
-    const fresh = await startTestApp({ env: ADMIN_ENV });
-    try {
-      const other = new PanelClient(fresh);
-      await other.signIn();
+  describe('on an app of its own, with no channels yet', () => {
+    const { app: fresh } = useTestApp({ env: ADMIN_ENV });
+    const other = useSignedInAdmin(fresh);
+
+    it('starts with a hint when the workspace has no channels', async () => {
       const html = (await other.page('/logs')).text;
       expect(html).toContain('No channels yet');
       expect(html).toContain('href="/channels/new"');
-    } finally {
-      await fresh.close();
-    }
+    });
   });
 
   it('lists events newest first, one line each, the payload in its detail', async () => {

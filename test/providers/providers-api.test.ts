@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { Driver } from '../support/driver.js';
 import { chatCompletion } from '../support/fake-ai-server.js';
 import { useTestApp } from '../support/harness.js';
-import { startTestApp } from '../support/test-app.js';
 
 const { app, driver, ai } = useTestApp({
   ai: true,
@@ -117,17 +116,16 @@ describe('the providers of a workspace', () => {
     expect(anthropic.base_url).toBe('https://api.anthropic.com');
   });
 
-  it('refuses private addresses unless PROVIDERS_ALLOW_PRIVATE is set', async () => {
-    const strict = await startTestApp({ env: ai.env(), database: app.database });
-    try {
-      const res = await new Driver(strict)
+  describe('on an instance without PROVIDERS_ALLOW_PRIVATE, on the same database', () => {
+    const { driver: strict } = useTestApp({ env: () => ai.env(), database: () => app.database });
+
+    it('refuses private addresses unless PROVIDERS_ALLOW_PRIVATE is set', async () => {
+      const res = await strict
         .api('post', '/providers')
         .send({ name: 'local', kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' });
       expect(res.status).toBe(400);
       expect(res.body.detail).toMatch(/^base_url: refused: .*PROVIDERS_ALLOW_PRIVATE/);
-    } finally {
-      await strict.close();
-    }
+    });
   });
 });
 
