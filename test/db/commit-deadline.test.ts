@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { DatabaseTimeoutError } from '../../src/db/database.js';
-import { migrate } from '../../src/db/migrate.js';
-import {
-  createTestDatabase,
-  testDatabaseUrl,
-  type TestDatabase,
-} from '../support/test-database.js';
+import { useFixture } from '../support/harness.js';
+import { createTestDatabase, testDatabaseUrl } from '../support/test-database.js';
 
-let database: TestDatabase;
+const database = useFixture(() => createTestDatabase(), { stop: (started) => started.drop() });
 let channel: { id: string; workspace_id: string };
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.db);
   const { rows } = await database.db.query<{ id: string; workspace_id: string }>(
     `with w as (insert into workspaces (name, chat_quota) values ('Deadlines', 10) returning id)
      insert into channels (workspace_id, name, template, webhook_token, webhook_token_hash)
@@ -21,7 +15,6 @@ beforeAll(async () => {
   );
   channel = rows[0] as { id: string; workspace_id: string };
 });
-afterAll(() => database.drop());
 
 const insertEvent = `insert into events (workspace_id, channel_id, payload) values ($1, $2, '{}')`;
 const count = async () =>

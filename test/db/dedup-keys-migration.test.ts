@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Database } from '../../src/db/database.js';
+import { describe, expect, it } from 'vitest';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { useFixture } from '../support/harness.js';
+import { createTestDatabase } from '../support/test-database.js';
 
 /**
  * Migration 0015 moves the dedup keys from their own table onto their events. A key still in
  * its window must keep making retries duplicates across the upgrade; an expired one is dropped.
  */
 describe('upgrading to dedup keys on events (migration 0015)', () => {
-  let database: TestDatabase;
-  let db: Database;
-
-  beforeAll(async () => {
-    database = await createTestDatabase({ migrated: false });
-    db = database.db;
+  const database = useFixture(() => createTestDatabase({ migrated: false }), {
+    stop: (started) => started.drop(),
   });
-  afterAll(() => database.drop());
 
   it('keeps each unexpired key on its event, and drops expired ones with the old table', async () => {
+    const { db } = database;
     const migrations = await readMigrations();
     await migrate(
       db,

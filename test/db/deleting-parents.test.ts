@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { migrate } from '../../src/db/migrate.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
+import { expect, it } from 'vitest';
+import { useFixture } from '../support/harness.js';
+import { createTestDatabase } from '../support/test-database.js';
 
 // Events have no foreign keys (migration 0014): deleting their channel or workspace by hand,
 // which no code path does, must still take them, and their deliveries, along.
 
-let database: TestDatabase;
-
-beforeAll(async () => {
-  database = await createTestDatabase();
-  await migrate(database.db);
-});
-afterAll(() => database.drop());
+const database = useFixture(() => createTestDatabase(), { stop: (started) => started.drop() });
 
 /** A workspace with two channels of two events each, one of them with a delivery. */
 async function seed(name: string) {

@@ -1,15 +1,10 @@
-import { afterEach, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useFixture } from '../support/harness.js';
 import {
   createTestDatabase,
   testDatabaseUrl,
   type TestDatabase,
 } from '../support/test-database.js';
-
-let database: TestDatabase | undefined;
-afterEach(async () => {
-  await database?.drop();
-  database = undefined;
-});
 
 const terminateListeners = (db: TestDatabase['db']) =>
   db.query(
@@ -30,10 +25,11 @@ function nextNotification(received: string[], matching: (payload: string) => boo
   });
 }
 
-it.skipIf(!testDatabaseUrl)(
-  'a LISTEN connection that is cut is opened again (real PostgreSQL only)',
-  async () => {
-    database = await createTestDatabase();
+// On PGlite the whole block is skipped, its database never made.
+describe.skipIf(!testDatabaseUrl)('on real PostgreSQL', () => {
+  const database = useFixture(() => createTestDatabase(), { stop: (started) => started.drop() });
+
+  it('a LISTEN connection that is cut is opened again (real PostgreSQL only)', async () => {
     const { db } = database;
     const received: string[] = [];
     const unlisten = await db.listen('hookprompt_test', (payload) => received.push(payload));
@@ -51,5 +47,5 @@ it.skipIf(!testDatabaseUrl)(
     await unlisten();
     // a connection cut after it was given back must not be released twice (that would throw)
     await terminateListeners(db);
-  },
-);
+  });
+});

@@ -1,44 +1,32 @@
 import request from 'supertest';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { deliveriesOfEvents } from '../../src/deliveries/event-deliveries.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { FakeChats } from '../support/fake-chats.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useFakeChats, useReplyReceiver, useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let chats: FakeChats;
-let receiver: ReplyReceiver;
-let app: TestApp;
-let driver: Driver;
+const chats = useFakeChats();
+const receiver = useReplyReceiver();
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: () => ({
+    ...chats.env,
+    ...ADMIN_ENV,
+    DELIVERY_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: Array.from({ length: 30 }, () => '5ms').join(','),
+    DELIVERY_TIMEOUT_MS: '5000',
+  }),
+});
 
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  // the model answers with the prompt itself: the template decides what the reply is
-  ai.defaultReply = (req) => ({ body: chatCompletion(req.prompt ?? '') });
-  chats = await FakeChats.start();
-  receiver = await ReplyReceiver.start();
-  app = await startTestApp({
-    env: {
-      ...ai.env(),
-      ...chats.env,
-      ...ADMIN_ENV,
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      DELIVERY_RETRY_SCHEDULE: Array.from({ length: 30 }, () => '5ms').join(','),
-      DELIVERY_TIMEOUT_MS: '5000',
-    },
-  });
-  driver = new Driver(app);
+beforeAll(() => {
   chats.slackTokens.add('xoxb-bot');
   chats.telegramTokens.add('111:BOT');
 });
-afterAll(async () => {
-  await app.close();
-  await Promise.all([ai.close(), chats.close(), receiver.close()]);
-});
 beforeEach(() => {
+  // the model answers with the prompt itself: the template decides what the reply is
+  ai.defaultReply = (req) => ({ body: chatCompletion(req.prompt ?? '') });
   chats.messages.length = 0;
   chats.failureRate = 0;
 });
@@ -60,19 +48,24 @@ async function answered(channel: ChannelJson): Promise<void> {
   );
 }
 
-/** Runs the delivery worker until every message of these events has ended. */
+/**
+ * Runs the delivery worker until every message of these events has ended, then reads the events'
+ * pages. Each round reads the messages' states as the pages show them in one go (not one page
+ * per event: for 30 events those reads took most of the test's time, too long on a busy machine).
+ */
 async function deliveredAll(eventIds: string[]): Promise<EventBody[]> {
-  return eventually(
+  await eventually(
     async () => {
       await app.ctx.deliveryWorker?.runOnce();
-      const events = await Promise.all(eventIds.map(eventOf));
-      const open = events.some((event) =>
+      const shown = await deliveriesOfEvents(app.ctx.db, eventIds);
+      const open = [...shown.values()].some((event) =>
         event.deliveries.some((d) => d.status === 'pending' || d.status === 'held'),
       );
-      return open ? undefined : events;
+      return !open;
     },
     { what: 'every message ended' },
   );
+  return Promise.all(eventIds.map(eventOf));
 }
 
 async function send(channel: ChannelJson, body: unknown): Promise<string> {

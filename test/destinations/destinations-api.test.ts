@@ -1,17 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+const { app, driver } = useTestApp();
 
 type Destination = Record<string, unknown> & { id: string };
 

@@ -1,27 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { FakeChats } from '../support/fake-chats.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFakeChats, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 
-let app: TestApp;
-let chats: FakeChats;
+const chats = useFakeChats();
+const { app, driver } = useTestApp({
+  env: () => ({ ...ADMIN_ENV, ...chats.env, DELIVERY_RETRY_SCHEDULE: '10ms' }),
+});
 let client: PanelClient;
-let driver: Driver;
 
 beforeAll(async () => {
-  chats = await FakeChats.start();
-  app = await startTestApp({
-    env: { ...ADMIN_ENV, ...chats.env, DELIVERY_RETRY_SCHEDULE: '10ms' },
-  });
   client = new PanelClient(app);
-  driver = new Driver(app);
   await client.signIn();
-});
-afterAll(async () => {
-  await app.close();
-  await chats.close();
 });
 
 describe("Brain Logs' event page", () => {
@@ -94,19 +84,13 @@ describe("the editor's destination forms", () => {
 });
 
 describe('adding, editing and testing destinations in the editor', () => {
-  let open: TestApp;
-  let openClient: PanelClient;
-  let openDriver: Driver;
-  beforeAll(async () => {
-    open = await startTestApp({
-      env: { ...ADMIN_ENV, ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' },
-    });
-    openClient = new PanelClient(open);
-    openDriver = new Driver(open);
-    await openClient.signIn();
+  const { app: open, driver: openDriver } = useTestApp({
+    env: () => ({ ...ADMIN_ENV, ...chats.env, DELIVERY_ALLOW_PRIVATE: 'true' }),
   });
-  afterAll(async () => {
-    await open.close();
+  let openClient: PanelClient;
+  beforeAll(async () => {
+    openClient = new PanelClient(open);
+    await openClient.signIn();
   });
 
   it('adds a Slack webhook and a Telegram chat, edits one keeping its secret, and tests both', async () => {

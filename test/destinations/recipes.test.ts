@@ -1,27 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import { describe, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer } from '../support/fake-ai-server.js';
-import { FakeChats } from '../support/fake-chats.js';
+import { useFakeChats, useTestApp } from '../support/harness.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 
-let ai: FakeAiServer;
-let chats: FakeChats;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  chats = await FakeChats.start();
-  app = await startTestApp({ env: { ...ai.env(), ...chats.env } });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await Promise.all([ai.close(), chats.close()]);
-});
+const chats = useFakeChats();
+const { app, driver, ai } = useTestApp({ ai: true, env: () => chats.env });
 
 /** The recipe's channel exactly as the README shows it, after a heading that names it. */
 function recipe(name: string): Record<string, unknown> {

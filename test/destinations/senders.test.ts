@@ -10,15 +10,15 @@ import { splitText } from '../../src/destinations/message-parts.js';
 import { sendToDestination } from '../../src/destinations/send-to-destination.js';
 import { parsePayload } from '../../src/template/index.js';
 import { newSigningSecret } from '../../src/platform/secrets.js';
-import { FakeChats } from '../support/fake-chats.js';
-import { ReplyReceiver } from '../support/reply-receiver.js';
+import { useFakeChats, useReplyReceiver } from '../support/harness.js';
 
-let fake: FakeChats;
+const fake = useFakeChats();
+// a webhook destination's far end, for the tests that need a plain HTTP server
+const receiver = useReplyReceiver();
 let deps: SenderDeps;
 const clients: OutboundClient[] = [];
 
-beforeAll(async () => {
-  fake = await FakeChats.start();
+beforeAll(() => {
   fake.slackTokens.add('xoxb-good');
   fake.telegramTokens.add('123:GOOD');
   const client = new OutboundClient({ timeoutMs: 5_000, allowPrivate: true });
@@ -31,9 +31,8 @@ beforeAll(async () => {
   };
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const client of clients) client.close();
-  await fake.close();
 });
 
 const payload = parsePayload(
@@ -224,26 +223,21 @@ describe('discord', () => {
   });
 
   it('cuts the webhook token out of an error even where the error cuts the body short', async () => {
-    const receiver = await ReplyReceiver.start();
-    try {
-      const token = 'discord-webhook-token-0123456789';
-      const url = receiver.url(`/api/webhooks/1/${token}`);
-      // The error quotes the body's first 200 characters: the echoed URL ends mid-token there.
-      const before = 'x'.repeat(200 - (url.length - token.length) - 6);
-      receiver.enqueue({ status: 500, body: `${before}${url}` });
-      const outcome = await sendToDestination(
-        deps,
-        settings({ kind: 'discord', webhook_url: url }),
-        message('hi'),
-      );
-      expect(outcome).toMatchObject({ outcome: 'retry', status: 500 });
-      const { error, answer } = outcome as { error: string; answer: string };
-      expect(error).toContain('[secret]');
-      expect(error).not.toContain('discord-webhook');
-      expect(answer).not.toContain('discord-webhook');
-    } finally {
-      await receiver.close();
-    }
+    const token = 'discord-webhook-token-0123456789';
+    const url = receiver.url(`/api/webhooks/1/${token}`);
+    // The error quotes the body's first 200 characters: the echoed URL ends mid-token there.
+    const before = 'x'.repeat(200 - (url.length - token.length) - 6);
+    receiver.enqueue({ status: 500, body: `${before}${url}` });
+    const outcome = await sendToDestination(
+      deps,
+      settings({ kind: 'discord', webhook_url: url }),
+      message('hi'),
+    );
+    expect(outcome).toMatchObject({ outcome: 'retry', status: 500 });
+    const { error, answer } = outcome as { error: string; answer: string };
+    expect(error).toContain('[secret]');
+    expect(error).not.toContain('discord-webhook');
+    expect(answer).not.toContain('discord-webhook');
   });
 
   it('waits the retry_after of a 429, and fails an unknown webhook at once without its token', async () => {
@@ -302,44 +296,39 @@ describe('teams and webhook', () => {
   });
 
   it('signs a webhook message as Standard Webhooks, and refuses a private address unless allowed', async () => {
-    const receiver = await ReplyReceiver.start();
-    try {
-      const secret = newSigningSecret();
-      receiver.secrets = [secret];
-      const hook = settings({ kind: 'webhook', url: receiver.url() });
-      const body = JSON.stringify({
-        type: 'event.replied',
-        timestamp: new Date().toISOString(),
-        data: { id: '1' },
-      });
-      const sent = await sendToDestination(deps, hook, {
-        id: 'msg_abc',
-        text: 'x',
-        webhookBody: body,
-        signingSecrets: [secret],
-      });
-      expect(sent).toEqual({
-        outcome: 'delivered',
-        status: 200,
-        parts: 1,
-        target: receiver.url(),
-        answer: 'ok',
-      });
-      expect(receiver.withId('msg_abc')[0]?.verifiedWith).toEqual([secret]);
+    const secret = newSigningSecret();
+    receiver.secrets = [secret];
+    const hook = settings({ kind: 'webhook', url: receiver.url() });
+    const body = JSON.stringify({
+      type: 'event.replied',
+      timestamp: new Date().toISOString(),
+      data: { id: '1' },
+    });
+    const sent = await sendToDestination(deps, hook, {
+      id: 'msg_abc',
+      text: 'x',
+      webhookBody: body,
+      signingSecrets: [secret],
+    });
+    expect(sent).toEqual({
+      outcome: 'delivered',
+      status: 200,
+      parts: 1,
+      target: receiver.url(),
+      answer: 'ok',
+    });
+    expect(receiver.withId('msg_abc')[0]?.verifiedWith).toEqual([secret]);
 
-      const guarded = new OutboundClient({ timeoutMs: 5_000, allowPrivate: false });
-      clients.push(guarded);
-      const refused = await sendToDestination({ ...deps, client: guarded }, hook, {
-        id: 'msg_def',
-        text: 'x',
-        signingSecrets: [secret],
-      });
-      expect(refused).toMatchObject({ outcome: 'fail', status: null });
-      expect(refused.outcome === 'fail' && refused.error).toContain('DELIVERY_ALLOW_PRIVATE');
-      expect(receiver.withId('msg_def')).toEqual([]);
-    } finally {
-      await receiver.close();
-    }
+    const guarded = new OutboundClient({ timeoutMs: 5_000, allowPrivate: false });
+    clients.push(guarded);
+    const refused = await sendToDestination({ ...deps, client: guarded }, hook, {
+      id: 'msg_def',
+      text: 'x',
+      signingSecrets: [secret],
+    });
+    expect(refused).toMatchObject({ outcome: 'fail', status: null });
+    expect(refused.outcome === 'fail' && refused.error).toContain('DELIVERY_ALLOW_PRIVATE');
+    expect(receiver.withId('msg_def')).toEqual([]);
   });
 });
 

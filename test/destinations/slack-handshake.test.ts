@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
+const { driver } = useTestApp();
 const slack = SIGNERS.find((signer) => signer.scheme === 'slack');
-
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-});
 
 const handshake = JSON.stringify({
   token: 'legacy',

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   EVENT_STATUSES,
   EVENT_TRANSITIONS,
@@ -10,8 +10,8 @@ import {
   UNFINISHED_STATUSES,
   type EventStatus,
 } from '../../src/events/event-states.js';
-import { createTestDatabase, type TestDatabase } from '../support/test-database.js';
-import { migrate } from '../../src/db/migrate.js';
+import { useFixture } from '../support/harness.js';
+import { createTestDatabase } from '../support/test-database.js';
 
 /** Every TypeScript file under `dir`, with its text. */
 function sources(dir: string): { file: string; text: string }[] {
@@ -80,12 +80,7 @@ describe('the event lifecycle module', () => {
 });
 
 describe('the database', () => {
-  let database: TestDatabase;
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    await migrate(database.db);
-  });
-  afterAll(() => database.drop());
+  const database = useFixture(() => createTestDatabase(), { stop: (started) => started.drop() });
 
   it('accepts exactly the statuses of the lifecycle module', async () => {
     const { rows } = await database.db.query<{ definition: string }>(

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import { EventPages } from '../../src/brain-logs/event-pages.js';
 import { EventThreads } from '../../src/brain-logs/events-thread.js';
 import { claimEvents } from '../../src/worker/queue-claim.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
+import type { TestApp } from '../support/test-app.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 interface PlanNode {
@@ -43,14 +43,12 @@ async function planNodes(app: TestApp, text: string, params: readonly unknown[])
 describe.skipIf(!testDatabaseUrl)(
   'query plans (real PostgreSQL only: loading the 200,000 events a realistic plan needs takes about 15 s in embedded PGlite)',
   () => {
-    let app: TestApp;
+    const { app, driver } = useTestApp();
     let channelId: string;
     const capture = (work: (db: Queryable) => Promise<unknown>) => firstQueryOf(app, work);
     const planOf = (text: string, params: readonly unknown[]) => planNodes(app, text, params);
 
     beforeAll(async () => {
-      app = await startTestApp();
-      const driver = new Driver(app);
       const channels = [];
       for (let i = 0; i < 10; i++)
         channels.push(await driver.createChannel({ name: `Channel ${i}` }));
@@ -68,8 +66,6 @@ describe.skipIf(!testDatabaseUrl)(
       }
       await app.ctx.db.query('analyze events');
     });
-
-    afterAll(() => app.close());
 
     it('reads one channel in a time window from events_channel_received_idx', async () => {
       const { text, params } = await capture((db) =>
@@ -159,11 +155,10 @@ describe.skipIf(!testDatabaseUrl)(
 );
 
 describe('the claim on a small events table', () => {
-  let app: TestApp;
+  const { app, driver } = useTestApp();
 
   beforeAll(async () => {
-    app = await startTestApp();
-    const channel = await new Driver(app).createChannel({ name: 'Orders' });
+    const channel = await driver.createChannel({ name: 'Orders' });
     // A few thousand unfinished events, as a fresh installation's first busy hour leaves them.
     await app.ctx.db.query(
       `insert into events (workspace_id, channel_id, status, payload)
@@ -172,8 +167,6 @@ describe('the claim on a small events table', () => {
     );
     await app.ctx.db.query('analyze events');
   });
-
-  afterAll(() => app.close());
 
   it('locks the events it deals out through their primary key, not by reading the whole table', async () => {
     const { text, params } = await firstQueryOf(app, (db) => claimEvents(db, 'planner', 8, 60_000));

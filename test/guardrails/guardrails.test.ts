@@ -1,27 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson } from '../support/driver.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: { ...ai.env(), WORKER_RETRY_BASE_MS: '0' } });
-  driver = new Driver(app);
-});
+const { app, driver, ai } = useTestApp({ ai: true, env: { WORKER_RETRY_BASE_MS: '0' } });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 type Message = { role: string; content: string };

@@ -1,24 +1,16 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson, type HookResponse } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChannelJson, type HookResponse } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp({
+  env: { BODY_LIMIT: '64kb', RATE_LIMIT_PER_CHANNEL: '100000000', RATE_LIMIT_PER_IP: '100000000' },
+});
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp({
-    env: {
-      BODY_LIMIT: '64kb',
-      RATE_LIMIT_PER_CHANNEL: '100000000',
-      RATE_LIMIT_PER_IP: '100000000',
-    },
-  });
-  driver = new Driver(app);
   channel = await driver.createChannel();
 });
-afterAll(() => app.close());
 
 const bytes = (...values: number[]) => new Uint8Array(values);
 const LIMIT = 64 * 1024;

@@ -1,20 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 
 // A channel changed through this process leaves the receiver's channel cache at once; the
 // database notification tells the other processes. Here the notification is switched off, so
 // only the immediate forgetting can make the old URL stop working.
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   await app.ctx.ingest.stop();
 });
-afterAll(() => app.close());
 
 /** The sender's later look at an event: answered from the cached channel alone. */
 const fetchEvent = (webhookUrl: string, eventId: unknown) =>

@@ -1,20 +1,14 @@
 import { createHmac } from 'node:crypto';
 import zlib from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   channel = await driver.createChannel();
-});
-afterAll(async () => {
-  await app.close();
 });
 
 const body = '{"order":{"id":1,"note":"gzip, deflate or br"}}';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
   EventBatchStore,
@@ -8,8 +8,7 @@ import {
   storeEventBatch,
   type IncomingEvent,
 } from '../../src/hooks/store-event-batch.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useFixture, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 /**
@@ -20,20 +19,19 @@ import { testDatabaseUrl } from '../support/test-database.js';
 describe.skipIf(!testDatabaseUrl)(
   'two batches racing for one dedup key (real PostgreSQL only: PGlite runs one statement at a time)',
   () => {
-    let app: TestApp;
-    let first: pg.Client;
-    let second: pg.Client;
-
-    beforeAll(async () => {
-      app = await startTestApp();
-      first = new pg.Client({ connectionString: app.database.url });
-      second = new pg.Client({ connectionString: app.database.url });
-      await Promise.all([first.connect(), second.connect()]);
-    });
-    afterAll(async () => {
-      await Promise.all([first.end(), second.end()]);
-      await app.close();
-    });
+    const { app, driver } = useTestApp();
+    /** A connection of its own to the app's database, as another instance's batch has. */
+    const connection = () =>
+      useFixture(
+        async () => {
+          const client = new pg.Client({ connectionString: app.database.url });
+          await client.connect();
+          return client;
+        },
+        { stop: (client) => client.end() },
+      );
+    const first = connection();
+    const second = connection();
 
     /** Polls (bounded) until the backend waits on a lock: the second batch reached the key. */
     const waitUntilBlocked = async (pid: number) => {
@@ -66,7 +64,6 @@ describe.skipIf(!testDatabaseUrl)(
       });
 
     it('makes the later one a duplicate of the earlier, counted once it commits', async () => {
-      const driver = new Driver(app);
       const channel = await driver.createChannel();
       const event = racedEvent(await driver.receivingChannel(channel), 'raced');
       const chatsBefore = (await driver.api('get', '/workspace')).body.chats_used as number;
@@ -95,7 +92,6 @@ describe.skipIf(!testDatabaseUrl)(
     });
 
     it('tells the later one with another body apart once the earlier commits: not counted', async () => {
-      const driver = new Driver(app);
       const channel = await driver.createChannel();
       const keyed = racedEvent(await driver.receivingChannel(channel), 'raced-bodies');
       const event = (n: number): IncomingEvent => ({
@@ -128,7 +124,6 @@ describe.skipIf(!testDatabaseUrl)(
     });
 
     it('fails the later statement whole, storing nothing of it, once the earlier commits', async () => {
-      const driver = new Driver(app);
       const channel = await driver.createChannel();
       const event = racedEvent(await driver.receivingChannel(channel), 'raced-unchecked');
 

@@ -1,23 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventsRetention } from '../../src/events/events-retention.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { fakeReplyTo } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({ env: { ...ai.env(), DEFAULT_CHAT_QUOTA: '1000' } });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-  await ai.close();
-});
+const { app, driver, ai } = useTestApp({ ai: true, env: { DEFAULT_CHAT_QUOTA: '1000' } });
 
 const chatsUsed = async () =>
   (await driver.api('get', '/workspace').expect(200)).body.chats_used as number;

@@ -1,25 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { webhookFastPath } from '../../src/hooks/hook-fast-path.js';
 import type { HookRequest, WebhookReceiver } from '../../src/hooks/webhook-receiver.js';
-import { Driver, type ChannelJson, type HookResponse } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { type ChannelJson, type HookResponse } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
 // POST /hooks/<token> is answered before Express (src/hooks/hook-fast-path.ts); other spellings
 // of the same URL go through the Express route to the same receiver. Senders must not be able
 // to tell which way their request went.
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp({ env: { BODY_LIMIT: '2kb', RATE_LIMIT_PER_CHANNEL: '1000' } });
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp({ env: { BODY_LIMIT: '2kb', RATE_LIMIT_PER_CHANNEL: '1000' } });
-  driver = new Driver(app);
   channel = await driver.createChannel({ template: 'Order {{order.id}}' });
 });
-afterAll(() => app.close());
 
 const tokenOf = (url: string) => new URL(url).pathname.split('/').pop() as string;
 
@@ -211,13 +207,9 @@ describe('request log', () => {
 });
 
 describe('behind a proxy (TRUST_PROXY=true)', () => {
-  let proxied: TestApp;
-  let proxiedDriver: Driver;
-  beforeAll(async () => {
-    proxied = await startTestApp({ env: { TRUST_PROXY: 'true', RATE_LIMIT_PER_IP: '2' } });
-    proxiedDriver = new Driver(proxied);
+  const { driver: proxiedDriver } = useTestApp({
+    env: { TRUST_PROXY: 'true', RATE_LIMIT_PER_IP: '2' },
   });
-  afterAll(() => proxied.close());
 
   const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
 

@@ -1,15 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
+import { startTestApp } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { BODY_LIMIT: '2kb' } });
-  driver = new Driver(app);
-});
-afterAll(() => app.close());
+// Two tests start an app of their own besides: one with a larger BODY_LIMIT, one on a fresh
+// workspace whose chat count starts at zero.
+const { app, driver } = useTestApp({ env: { BODY_LIMIT: '2kb' } });
 
 const newChannel = (input: Parameters<Driver['createChannel']>[0] = {}) =>
   driver.createChannel(input);

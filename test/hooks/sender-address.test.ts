@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  // Behind a proxy: the sender is the address X-Forwarded-For names.
-  app = await startTestApp({ env: { TRUST_PROXY: 'true' } });
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+// Behind a proxy: the sender is the address X-Forwarded-For names.
+const { app, driver } = useTestApp({ env: { TRUST_PROXY: 'true' } });
 
 const from = (ip: string) => ({ headers: { 'X-Forwarded-For': ip } });
 

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Driver } from '../support/driver.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestApp } from '../support/harness.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+const { app, driver } = useTestApp();
 
 const body = '{"order":{"id":7,"total":"19.90"}}';
 

@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Driver, type ChannelJson } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { beforeAll, expect, it } from 'vitest';
+import { type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 
-let app: TestApp;
+const { app, driver } = useTestApp();
 let channel: ChannelJson;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  channel = await new Driver(app).createChannel();
+  channel = await driver.createChannel();
 });
-afterAll(() => app.close());
 
 it('answers 503 (never 200) when the database cannot be reached, and /readyz says so', async () => {
-  const driver = new Driver(app);
   expect((await fetch(`${app.baseUrl}/readyz`)).status).toBe(200);
   await app.ctx.db.close();
 

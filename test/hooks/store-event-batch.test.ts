@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../../src/db/database.js';
 import {
   EventBatchStore,
@@ -10,8 +10,7 @@ import {
   type StoredEvent,
 } from '../../src/hooks/store-event-batch.js';
 import type { ReceivingChannel } from '../../src/hooks/ingest-service.js';
-import { Driver } from '../support/driver.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';
 
 /**
@@ -20,16 +19,12 @@ import { testDatabaseUrl } from '../support/test-database.js';
  * the workspace has room for, all at once.
  */
 describe('storing one batch with duplicates and the quota', () => {
-  let app: TestApp;
-  let driver: Driver;
+  const { app, driver } = useTestApp();
   let channel: ReceivingChannel;
 
   beforeAll(async () => {
-    app = await startTestApp();
-    driver = new Driver(app);
     channel = await driver.receivingChannel(await driver.createChannel());
   });
-  afterAll(() => app.close());
 
   const event = (dedupKey?: string): IncomingEvent => ({
     channel,
