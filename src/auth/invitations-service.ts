@@ -39,7 +39,7 @@ export type AcceptResult =
 export type JoinResult =
   | { kind: 'joined'; workspaceId: string; workspaceName: string }
   /** The signed-in admin is not the one invited: nothing was used up or added. */
-  | { kind: 'not_invited'; email: string };
+  | { kind: 'not_invited' };
 
 const toInvitation = (row: repo.InvitationRow): Invitation => ({
   id: row.id,
@@ -117,7 +117,7 @@ export class InvitationsService {
       const open = await repo.findOpenInvitation(tx, sha256Hex(token));
       if (!open) return undefined;
       const invited = await admins.findAdminByEmail(tx, open.email);
-      if (invited?.id !== admin.id) return { kind: 'not_invited', email: open.email };
+      if (invited?.id !== admin.id) return { kind: 'not_invited' };
       const row = await repo.acceptInvitation(tx, sha256Hex(token));
       if (!row) return undefined;
       await admins.addMembership(tx, admin.id, row.workspace_id);

@@ -170,6 +170,8 @@ describe('an invitation to an address that has an account', () => {
     expect(await openWorkspace(browser)).toBe('Default workspace');
     expect(await defaultAdmins()).toContain('cleo@example.com');
 
+    // the link's secret is never logged, wherever it went (sign-in's next, the Join form)
+    expect(app.logText()).not.toContain(path.split('/').pop());
     // the link is used up
     expect((await new PanelClient(app).page(path)).status).toBe(410);
     expect((await browser.form(`${path}/join`)).status).toBe(410);
