@@ -26,9 +26,7 @@ export function adminsRoutes(invitations: InvitationsService): Router {
 
   router.post('/invitations', async (req, res) => {
     const { email } = invitationSchema.parse(req.body);
-    const result = await invitations.invite(res.locals.workspaceId, null, email, false);
-    if (result.kind !== 'invited') throw new Error('an API invitation is always a link');
-    const { invitation, link } = result;
+    const { invitation, link } = await invitations.invite(res.locals.workspaceId, null, email);
     res.set('Cache-Control', 'no-store');
     res.status(201).json({
       id: String(invitation.id),

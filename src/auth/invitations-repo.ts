@@ -66,20 +66,6 @@ export async function acceptInvitation(
   return rows[0];
 }
 
-/** Uses up every open invitation to this address, whatever its letter case. */
-export async function acceptInvitationsTo(
-  db: Queryable,
-  email: string,
-): Promise<{ workspace_id: string }[]> {
-  const { rows } = await db.query<{ workspace_id: string }>(
-    `update admin_invitations i set accepted_at = now()
-     where lower(i.email) = lower($1) and ${STILL_OPEN}
-     returning i.workspace_id`,
-    [email],
-  );
-  return rows;
-}
-
 export async function listOpenInvitations(
   db: Queryable,
   workspaceId: string,

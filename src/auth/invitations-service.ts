@@ -17,21 +17,29 @@ export interface Invitation {
   expiresAt: Date;
 }
 
-export type InviteResult =
-  /** The address belongs to an admin already: they can open the workspace at once. */
-  | { kind: 'added'; email: string }
-  /** A new admin: the one-time link, shown once to the inviter, who passes it on. */
-  | { kind: 'invited'; invitation: Invitation; link: string };
+/** A new invitation and its one-time link, shown once to the inviter, who passes it on. */
+export interface InviteResult {
+  invitation: Invitation;
+  link: string;
+}
 
 export interface OpenInvitation extends Invitation {
-  /** The address has an account: its owner joins by signing in, not through the link's form. */
-  hasAccount: boolean;
+  /**
+   * The id of the admin whose address was invited, when it has an account: only they join, and
+   * only by pressing Join while signed in. Undefined for a new address, which chooses a password.
+   */
+  accountId: string | undefined;
 }
 
 export type AcceptResult =
   | { kind: 'joined'; admin: Admin; workspaceId: string }
   /** The address has an account (made since the invitation): nothing was used up or added. */
   | { kind: 'has_account' };
+
+export type JoinResult =
+  | { kind: 'joined'; workspaceId: string; workspaceName: string }
+  /** The signed-in admin is not the one invited: nothing was used up or added. */
+  | { kind: 'not_invited' };
 
 const toInvitation = (row: repo.InvitationRow): Invitation => ({
   id: row.id,
@@ -49,32 +57,22 @@ export class InvitationsService {
   ) {}
 
   /**
-   * `invitedBy` is the admin who invites, or null for a management API key. The panel adds an
-   * address that has an account at once (`addExisting`); the API always answers with a link,
-   * which such an account's owner follows by signing in.
+   * Nobody joins a workspace without saying so: inviting, from the API or the panel, only ever
+   * makes a one-time link, whether or not the address has an account. `invitedBy` is the admin
+   * who invites, or null for a management API key.
    */
   async invite(
     workspaceId: string,
     invitedBy: string | null,
     email: string,
-    addExisting = true,
   ): Promise<InviteResult> {
-    const existing = addExisting ? await admins.findAdminByEmail(this.db, email) : undefined;
-    if (existing) {
-      await admins.addMembership(this.db, existing.id, workspaceId);
-      return { kind: 'added', email: existing.email };
-    }
     const token = newToken(256);
     const row = await repo.insertInvitation(
       this.db,
       { workspaceId, email, tokenHash: sha256Hex(token), invitedBy },
       INVITATION_VALID_HOURS,
     );
-    return {
-      kind: 'invited',
-      invitation: toInvitation(row),
-      link: `${this.publicBaseUrl}/invitations/${token}`,
-    };
+    return { invitation: toInvitation(row), link: `${this.publicBaseUrl}/invitations/${token}` };
   }
 
   /** The invitation a link stands for, while it can still be used. */
@@ -82,14 +80,14 @@ export class InvitationsService {
     const row = await repo.findOpenInvitation(this.db, sha256Hex(token));
     if (!row) return undefined;
     const account = await admins.findAdminByEmail(this.db, row.email);
-    return { ...toInvitation(row), hasAccount: account !== undefined };
+    return { ...toInvitation(row), accountId: account?.id };
   }
 
   /**
    * Uses the link of an address without an account: creates the admin with the password they
-   * chose and lets them into the workspace. The link never signs anyone in as an admin who
-   * exists: once the address has an account, its owner joins by signing in (acceptPendingFor).
-   * Undefined when the link is unknown, used or expired.
+   * chose and lets them into the workspace. The inviter may have kept the link, so it never signs
+   * anyone in as an admin who exists: once the address has an account, its owner joins by
+   * signing in and pressing Join (join). Undefined when the link is unknown, used or expired.
    */
   async accept(token: string, password: string): Promise<AcceptResult | undefined> {
     const passwordHash = await hashPassword(password);
@@ -110,15 +108,20 @@ export class InvitationsService {
   }
 
   /**
-   * For an admin who has just signed in with their own password: joins the workspaces that
-   * invited their address before it had an account. Resolves to the ids of those workspaces.
+   * The consent of an admin who has an account: signed in as the address invited, they pressed
+   * Join on the link's page. Uses the link up and adds the workspace to theirs. Undefined when
+   * the link is unknown, used or expired.
    */
-  acceptPendingFor(admin: Admin): Promise<string[]> {
+  async join(token: string, admin: Admin): Promise<JoinResult | undefined> {
     return this.db.transaction(async (tx) => {
-      const accepted = await repo.acceptInvitationsTo(tx, admin.email);
-      for (const { workspace_id } of accepted)
-        await admins.addMembership(tx, admin.id, workspace_id);
-      return accepted.map((row) => row.workspace_id);
+      const open = await repo.findOpenInvitation(tx, sha256Hex(token));
+      if (!open) return undefined;
+      const invited = await admins.findAdminByEmail(tx, open.email);
+      if (invited?.id !== admin.id) return { kind: 'not_invited' };
+      const row = await repo.acceptInvitation(tx, sha256Hex(token));
+      if (!row) return undefined;
+      await admins.addMembership(tx, admin.id, row.workspace_id);
+      return { kind: 'joined', workspaceId: row.workspace_id, workspaceName: row.workspace_name };
     });
   }
 

@@ -11,7 +11,6 @@ export interface SessionRow {
 export interface NewSession {
   tokenHash: string;
   adminId: string;
-  workspaceId: string | null;
   csrfToken: string;
   ttlHours: number;
 }
@@ -19,12 +18,25 @@ export interface NewSession {
 // However busy, a session ends a week after sign-in, so a stolen cookie cannot live on forever.
 const STILL_VALID = `expires_at > now() and created_at > now() - interval '7 days'`;
 
-export async function insertSession(db: Queryable, session: NewSession): Promise<void> {
-  await db.query(
+/**
+ * Opens a session in the workspace the admin last used, or the first one they had while they
+ * have used none (or were taken out of it). Resolves to that workspace's id, null for none.
+ */
+export async function insertSession(db: Queryable, session: NewSession): Promise<string | null> {
+  const { rows } = await db.query<{ workspace_id: string | null }>(
     `insert into admin_sessions (token_hash, admin_id, workspace_id, csrf_token, expires_at)
-     values ($1, $2, $3, $4, now() + make_interval(hours => $5))`,
-    [session.tokenHash, session.adminId, session.workspaceId, session.csrfToken, session.ttlHours],
+     select $1, a.id,
+       (select m.workspace_id from admin_workspaces m
+        where m.admin_id = a.id
+        order by m.workspace_id is not distinct from a.last_workspace_id desc,
+          m.created_at, m.workspace_id
+        limit 1),
+       $3, now() + make_interval(hours => $4)
+     from admins a where a.id = $2
+     returning workspace_id`,
+    [session.tokenHash, session.adminId, session.csrfToken, session.ttlHours],
   );
+  return rows[0]?.workspace_id ?? null;
 }
 
 /**
@@ -76,12 +88,19 @@ export async function deleteOtherSessions(
   await db.query('delete from admin_sessions where admin_id = $1 and id <> $2', [adminId, keepId]);
 }
 
+/** Opens another workspace in the session; it is also the one the admin's next sign-in opens. */
 export async function setSessionWorkspace(
   db: Queryable,
   id: string,
   workspaceId: string,
 ): Promise<void> {
-  await db.query('update admin_sessions set workspace_id = $2 where id = $1', [id, workspaceId]);
+  await db.query(
+    `with session as (
+       update admin_sessions set workspace_id = $2 where id = $1 returning admin_id
+     )
+     update admins a set last_workspace_id = $2 from session where a.id = session.admin_id`,
+    [id, workspaceId],
+  );
 }
 
 export async function setSessionFlash(db: Queryable, id: string, flash: string): Promise<void> {

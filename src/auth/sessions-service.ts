@@ -23,18 +23,22 @@ export class SessionsService {
     private readonly ttlHours: number,
   ) {}
 
-  /** Opens a session and returns the cookie value; only its hash is stored. */
-  async start(adminId: string, workspaceId: string | null): Promise<string> {
+  /**
+   * Signs an admin in: opens a session in the workspace they last used (the first one they had,
+   * before they used any) and returns the cookie value; only its hash is stored. Every sign-in
+   * goes through here, and signing in never adds a workspace: an admin joins one only by pressing
+   * Join on its invitation (InvitationsService.join).
+   */
+  async start(adminId: string): Promise<{ token: string; workspaceId: string | null }> {
     await repo.deleteExpiredSessions(this.db);
     const token = newToken(256);
-    await repo.insertSession(this.db, {
+    const workspaceId = await repo.insertSession(this.db, {
       tokenHash: sha256Hex(token),
       adminId,
-      workspaceId,
       csrfToken: newToken(256),
       ttlHours: this.ttlHours,
     });
-    return token;
+    return { token, workspaceId };
   }
 
   async resume(token: string, takeFlash: boolean): Promise<PanelSession | undefined> {
@@ -62,6 +66,7 @@ export class SessionsService {
     return repo.deleteOtherSessions(this.db, session.adminId, session.id);
   }
 
+  /** Opens another of the admin's workspaces; their next sign-in opens it too. */
   switchWorkspace(session: PanelSession, workspaceId: string): Promise<void> {
     return repo.setSessionWorkspace(this.db, session.id, workspaceId);
   }

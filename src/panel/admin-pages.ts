@@ -7,8 +7,8 @@ import { formField, signedIn, workspaceId } from './panel-auth.js';
 const email = emailAddress('must be an e-mail address such as ada@example.com').max(320);
 
 /**
- * `/workspace/admins`: who else may open the current workspace. An admin adds another by e-mail;
- * someone without an account gets a one-time sign-in link, shown here once, valid 24 hours.
+ * `/workspace/admins`: who else may open the current workspace. An admin invites another by
+ * e-mail and gets a one-time link, shown here once, valid 24 hours, to pass on.
  */
 export function adminPages(ctx: PanelServices): Router {
   const router = Router();
@@ -27,14 +27,9 @@ export function adminPages(ctx: PanelServices): Router {
       });
       return res.redirect(303, '/workspace#admins');
     }
+    // As the API does: a link, whether the address has an account or not. Nobody is added
+    // before they open it and say so.
     const result = await ctx.invitations.invite(workspaceId(res), admin.id, parsed.data);
-    if (result.kind === 'added') {
-      await ctx.sessions.flash(session, {
-        kind: 'ok',
-        text: `${result.email} already had an account and can now open this workspace.`,
-      });
-      return res.redirect(303, '/workspace#admins');
-    }
     ctx.log.info({ invitationId: result.invitation.id }, 'admin invited in the panel');
     // The link is in this answer only: its token is not stored, so it cannot be shown again.
     res.status(201).render('workspace/invited', {

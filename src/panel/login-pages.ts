@@ -106,13 +106,11 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     // A fresh session id at every sign-in: an id planted before sign-in never becomes valid.
     const previous = readCookie(req, cookies.session);
     if (previous) await ctx.sessions.end(previous);
-    // Invitations sent before the address had an account count only now, with its own password.
-    const joined = await ctx.invitations.acceptPendingFor(admin);
-    const [first] = await ctx.admins.workspacesOf(admin.id);
-    const workspaceId = joined.at(-1) ?? first?.id ?? null;
-    setCookie(res, cookies, cookies.session, await ctx.sessions.start(admin.id, workspaceId));
+    // Signing in adds no workspace and opens the one this admin last used.
+    const { token, workspaceId } = await ctx.sessions.start(admin.id);
+    setCookie(res, cookies, cookies.session, token);
     clearCookie(res, cookies, cookies.login);
-    ctx.log.info({ adminId: admin.id, joinedWorkspaces: joined }, 'admin signed in');
+    ctx.log.info({ adminId: admin.id, workspaceId }, 'admin signed in');
     res.redirect(303, localPath(req.body.next));
   });
 

@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { PanelServices } from './panel-services.js';
 import { AppError } from '../platform/errors.js';
 import type { Admin, Membership } from '../auth/admins-service.js';
@@ -27,31 +27,46 @@ export function workspaceId(res: Response): string {
   return workspace.id;
 }
 
+/**
+ * The admin signed in with this request's cookie, if any, put in `res.locals` for the page; a
+ * cookie that no longer stands for a session is cleared.
+ */
+export async function resumeSignedIn(
+  ctx: PanelServices,
+  cookies: PanelCookies,
+  req: Request,
+  res: Response,
+): Promise<SignedIn | undefined> {
+  const token = readCookie(req, cookies.session);
+  // Only a page view uses up the one-time notice; form posts redirect to the page that shows it.
+  const session = token ? await ctx.sessions.resume(token, req.method === 'GET') : undefined;
+  const admin = session && (await ctx.admins.get(session.adminId));
+  if (!session || !admin) {
+    if (token) clearCookie(res, cookies, cookies.session);
+    return undefined;
+  }
+  const workspaces = await ctx.admins.workspacesOf(admin.id);
+  const workspace = workspaces.find((w) => w.id === session.workspaceId) ?? workspaces[0];
+  // Panel pages hold secrets (webhook URLs) and must not outlive a sign-out in any cache.
+  res.set('Cache-Control', 'no-store');
+  const signedIn: SignedIn = { session, admin, workspaces, workspace };
+  res.locals.signedIn = signedIn;
+  Object.assign(res.locals, {
+    admin,
+    workspaces,
+    workspace,
+    csrfToken: session.csrfToken,
+    flash: session.flash,
+  });
+  return signedIn;
+}
+
 /** Resumes the session from its cookie, or sends the browser to the sign-in page. */
 export function requireAdmin(ctx: PanelServices, cookies: PanelCookies): RequestHandler {
   return async (req, res, next) => {
-    const token = readCookie(req, cookies.session);
-    // Only a page view uses up the one-time notice; form posts redirect to the page that shows it.
-    const session = token ? await ctx.sessions.resume(token, req.method === 'GET') : undefined;
-    const admin = session && (await ctx.admins.get(session.adminId));
-    if (!session || !admin) {
-      if (token) clearCookie(res, cookies, cookies.session);
-      const next = req.method === 'GET' ? `?next=${encodeURIComponent(req.originalUrl)}` : '';
-      return res.redirect(303, `/login${next}`);
-    }
-    const workspaces = await ctx.admins.workspacesOf(admin.id);
-    const workspace = workspaces.find((w) => w.id === session.workspaceId) ?? workspaces[0];
-    // Panel pages hold secrets (webhook URLs) and must not outlive a sign-out in any cache.
-    res.set('Cache-Control', 'no-store');
-    res.locals.signedIn = { session, admin, workspaces, workspace } satisfies SignedIn;
-    Object.assign(res.locals, {
-      admin,
-      workspaces,
-      workspace,
-      csrfToken: session.csrfToken,
-      flash: session.flash,
-    });
-    next();
+    if (await resumeSignedIn(ctx, cookies, req, res)) return next();
+    const back = req.method === 'GET' ? `?next=${encodeURIComponent(req.originalUrl)}` : '';
+    res.redirect(303, `/login${back}`);
   };
 }
 

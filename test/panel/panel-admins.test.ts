@@ -84,15 +84,19 @@ describe('adding an admin to a workspace', () => {
     expect(admins).toEqual([]);
   });
 
-  it('adds an existing admin at once, without a link', async () => {
+  it('gives an existing admin a link too, which adds them only once they press Join', async () => {
     const colleague = await inviteAdmin(owner, 'colleague@example.com', 'colleague password');
     expect((await owner.form('/workspaces', { name: 'Second team' })).status).toBe(303);
     const res = await owner.form('/workspace/admins', { email: 'COLLEAGUE@example.com' });
-    expect(res.status).toBe(303);
-    expect(unescapeHtml((await owner.page('/workspace')).text)).toContain(
-      'colleague@example.com already had an account and can now open this workspace.',
-    );
+    expect(res.status).toBe(201);
+    const path = new URL(invitationLink(res.text)).pathname;
     const secondId = await workspaceIdOf('Second team');
+    expect((await colleague.form('/workspace/switch', { workspace_id: secondId })).status).toBe(
+      404,
+    );
+    const page = await colleague.page(path);
+    expect(unescapeHtml(page.text)).toContain('Join Second team</button>');
+    expect((await colleague.form(`${path}/join`)).status).toBe(303);
     expect((await colleague.form('/workspace/switch', { workspace_id: secondId })).status).toBe(
       303,
     );
