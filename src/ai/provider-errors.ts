@@ -1,4 +1,5 @@
 import type { OutboundError } from '../outbound/outbound-client.js';
+import { SecretCutter } from '../secrets/cut-secrets.js';
 import { AiError } from './ai-provider.js';
 import type { ProviderPause } from './provider-pause.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -16,11 +17,12 @@ export function unansweredError(error: OutboundError, timeoutMs: number, host: s
 }
 
 /**
- * Servers sometimes quote the key they were given in error messages; Brain Logs must not show it.
- * Scrub before shortening: a key cut in two by the shortening would no longer match.
+ * Servers sometimes quote the key they were given in error messages, escaped or not; Brain Logs
+ * must not show it, nor what the base URL's userinfo or query hold. Cut before shortening: a key
+ * cut in two by the shortening would no longer match.
  */
-export function scrubKey(text: string, key: string | undefined): string {
-  return key ? text.replaceAll(key, '[redacted]') : text;
+export function keyCutter(key: string | undefined, baseUrl: URL): SecretCutter {
+  return new SecretCutter({ values: [key], urls: [baseUrl.href] }, '[redacted]');
 }
 
 /** Text from an AI server, on one line and at most 300 characters, for an error message. */

@@ -1,8 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { OutboundClient, OutboundError } from '../outbound/outbound-client.js';
+import type { SecretCutter } from '../secrets/cut-secrets.js';
 import { AiError } from './ai-provider.js';
 import {
-  scrubKey,
+  keyCutter,
   snippet,
   statusError,
   unansweredError,
@@ -12,6 +13,12 @@ import { ProviderPause } from './provider-pause.js';
 
 /** Past this, an answer is no reply worth reading (and is not held in memory). */
 export const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * How much of an answer an error reads: no server's error message is longer, and secrets are
+ * cut out of all of what is read, escapes decoded, which megabytes would make slow.
+ */
+const ERROR_TEXT_CHARS = 64 * 1024;
 
 export interface ProviderHttpOptions {
   url: URL;
@@ -35,8 +42,10 @@ export interface ProviderHttpOptions {
 export class ProviderHttp {
   private readonly pause = new ProviderPause();
   private readonly client: OutboundClient;
+  private readonly cutter: SecretCutter;
 
   constructor(private readonly options: ProviderHttpOptions) {
+    this.cutter = keyCutter(options.apiKey, options.url);
     this.client = new OutboundClient({
       timeoutMs: options.timeoutMs,
       allowPrivate: options.allowPrivate ?? true,
@@ -66,7 +75,10 @@ export class ProviderHttp {
     const latencyMs = Math.round(performance.now() - started);
     if (status < 200 || status > 299) {
       const retryAfter = answered.headers['retry-after'] ?? null;
-      throw statusError(status, retryAfter, errorText(this.scrub(text)), rules, this.pause);
+      // Cut before the protocol reads the body (its JSON decoding would undo an escaped key's
+      // disguise) and again after.
+      const detail = this.scrub(errorText(this.scrub(text)));
+      throw statusError(status, retryAfter, detail, rules, this.pause);
     }
     if (bodyBytes > MAX_ANSWER_BYTES) {
       throw new AiError(
@@ -89,6 +101,6 @@ export class ProviderHttp {
   }
 
   private scrub(text: string): string {
-    return scrubKey(text, this.options.apiKey);
+    return this.cutter.cut(text.slice(0, ERROR_TEXT_CHARS));
   }
 }

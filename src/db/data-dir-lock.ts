@@ -1,4 +1,4 @@
-import { readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import lockfile from 'proper-lockfile';
@@ -88,6 +88,8 @@ export async function lockDataDir(
       .catch((error: NodeJS.ErrnoException) => {
         throw error.code === 'ELOCKED' ? new DataDirInUseError(dataDir, holder) : error;
       });
+    // Like everything in DATA_DIR, the lock is its owner's alone (src/db/owner-only-files.ts).
+    await chmod(lockPath, 0o700);
     await writeHolder(dir);
     heldHere.add(dir);
     return async () => {
@@ -136,7 +138,7 @@ async function readHolder(dir: string): Promise<Holder | undefined> {
 async function writeHolder(dir: string): Promise<void> {
   const holder: Holder = { pid: process.pid, host: hostname(), boot: bootId };
   const file = join(dir, HOLDER_NAME);
-  await writeFile(`${file}.${process.pid}`, `${JSON.stringify(holder)}\n`);
+  await writeFile(`${file}.${process.pid}`, `${JSON.stringify(holder)}\n`, { mode: 0o600 });
   await rename(`${file}.${process.pid}`, file);
 }
 

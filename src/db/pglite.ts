@@ -1,8 +1,8 @@
-import { mkdir } from 'node:fs/promises';
 import { PGlite, types } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { lockDataDir } from './data-dir-lock.js';
 import type { Database, Transaction } from './database.js';
+import { keepOwnerOnly, OwnerOnlyNodeFS } from './owner-only-files.js';
 
 export interface PgliteDatabase extends Database {
   /** The whole data directory as one uncompressed tarball (what `snapshot` takes back). */
@@ -13,6 +13,7 @@ export interface PgliteDatabase extends Database {
  * The embedded database: PostgreSQL compiled to WebAssembly, in-process.
  * `dataDir` undefined keeps everything in memory. One process at a time may open a data directory:
  * two would each write the files as if alone, so a second one fails here (DataDirInUseError).
+ * The data directory and every file in it are the service's user's alone (owner-only-files.ts).
  * `snapshot`, a data directory from `dump()`, starts an in-memory database from it
  * instead of from an empty cluster (the tests' migrated database, made once per run).
  */
@@ -23,11 +24,11 @@ export async function openPglite(
 ): Promise<PgliteDatabase> {
   let unlock = async () => {};
   if (dataDir) {
-    await mkdir(dataDir, { recursive: true });
+    await keepOwnerOnly(dataDir);
     unlock = await lockDataDir(dataDir, (error) => onError?.(error));
   }
   const db = await PGlite.create({
-    dataDir,
+    fs: dataDir ? new OwnerOnlyNodeFS(dataDir) : undefined,
     loadDataDir: snapshot,
     parsers: { [types.INT8]: (value: string) => value },
     // Brain Logs free-text search indexes trigrams (migration 0010).

@@ -7,12 +7,8 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../outbound/outbound-client.js';
-import {
-  answerExcerpt,
-  secretsOfUrl,
-  urlTarget,
-  withoutSecret,
-} from '../outbound/attempt-record.js';
+import { answerExcerpt, urlTarget } from '../outbound/attempt-record.js';
+import { SecretCutter } from '../secrets/cut-secrets.js';
 import { withDeliverySpan, type NoteOnSpan } from '../tracing/tracing.js';
 import { messageHeaders } from './delivery-message.js';
 import { deliveryGone } from './queue-gone.js';
@@ -74,8 +70,10 @@ async function send(
   const secrets = delivery.previous_secret
     ? [delivery.secret, delivery.previous_secret]
     : [delivery.secret];
-  // What Brain Logs shows: never the URL's query or userinfo, in the target or in the answer.
+  // What Brain Logs shows: never the URL's query or userinfo, in the target or in the answer,
+  // nor a signing secret echoed back.
   const target = urlTarget(delivery.url);
+  const cutter = new SecretCutter({ urls: [delivery.url], values: secrets });
   const started = performance.now();
   const measured = () => {
     const ms = performance.now() - started;
@@ -98,7 +96,7 @@ async function send(
     if (!(error instanceof OutboundError)) throw error;
     return retry(deps, delivery, {
       status: null,
-      error: error.message,
+      error: cutter.cut(error.message),
       durationMs,
       notBeforeMs: 0,
       final: !error.retryable,
@@ -109,8 +107,8 @@ async function send(
 
   const durationMs = measured();
   note({ 'http.response.status_code': res.status });
-  const hidden = [...secretsOfUrl(delivery.url), ...secrets];
-  const answer = answerExcerpt(res, hidden);
+  const cut = { ...res, bodyStart: cutter.cut(res.bodyStart) };
+  const answer = answerExcerpt(cut);
   if (res.status >= 200 && res.status < 300) {
     const recorded = await deps.recordDelivered({
       deliveryId,
@@ -132,7 +130,7 @@ async function send(
   }
   return retry(deps, delivery, {
     status: res.status,
-    error: describeAnswer(res, hidden),
+    error: describeAnswer(cut, cutter),
     durationMs,
     notBeforeMs: res.retryAfterMs,
     final: false,
@@ -168,18 +166,16 @@ async function retry(
 }
 
 /**
- * A non-2xx answer in words for Brain Logs: the status, where a 3xx pointed, the body's start
- * with the `hidden` secrets cut out.
+ * A non-2xx answer in words for Brain Logs: the status, where a 3xx pointed (its secrets cut
+ * out), the body's start (cut already).
  */
-function describeAnswer(res: OutboundResponse, hidden: readonly string[]): string {
+function describeAnswer(res: OutboundResponse, cutter: SecretCutter): string {
   if (res.status >= 300 && res.status < 400) {
-    const to = res.headers.location && hidden.reduce(withoutSecret, res.headers.location);
+    const to = res.headers.location && cutter.cut(res.headers.location);
     const location = to ? ` to ${to}` : '';
     return `HTTP ${res.status}: a redirect${location}, which is not followed; set the final URL.`;
   }
-  let text = res.bodyStart.replaceAll('\u0000', '\uFFFD');
-  for (const secret of hidden) text = withoutSecret(text, secret);
-  text = text.replace(/\s+/g, ' ').trim();
+  const text = res.bodyStart.replaceAll('\u0000', '\uFFFD').replace(/\s+/g, ' ').trim();
   const shown = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return `HTTP ${res.status}${shown ? `: ${shown}` : ''}`;
 }

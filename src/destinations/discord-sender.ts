@@ -42,7 +42,7 @@ export const discordSender: DestinationSender = {
         { content, allowed_mentions: { parse: [] } },
         {},
         readWebhook,
-        secret,
+        { values: [secret] },
         signal,
       ),
     );

@@ -3,7 +3,8 @@ import {
   type OutboundClient,
   type OutboundResponse,
 } from '../outbound/outbound-client.js';
-import { answerExcerpt, withoutSecret } from '../outbound/attempt-record.js';
+import { answerExcerpt } from '../outbound/attempt-record.js';
+import { SecretCutter, type SecretsToCut } from '../secrets/cut-secrets.js';
 import type { RequestOutcome, SendOutcome } from './destination-sender.js';
 
 /** How a sender reads one answer of its platform. */
@@ -11,9 +12,9 @@ export type ReadAnswer = (res: OutboundResponse) => RequestOutcome;
 
 /**
  * POSTs one request and classifies what came back with `read`; no answer (a timeout, a reset
- * connection) is retried, an address that may not be reached fails at once. `secret` (or each
- * of several) is cut out of every error text and of the answer's excerpt: a token sits in
- * Telegram's path and in webhook URLs.
+ * connection) is retried, an address that may not be reached fails at once. `secrets` are cut
+ * out of every error text and of the answer's excerpt (src/secrets/cut-secrets.ts): a token
+ * sits in Telegram's path and in webhook URLs, a `sig` in a Teams workflow's query.
  */
 export async function postOnce(
   client: OutboundClient,
@@ -21,10 +22,10 @@ export async function postOnce(
   body: unknown,
   headers: Record<string, string>,
   read: ReadAnswer,
-  secret: string | readonly string[] | null | undefined,
+  secrets: SecretsToCut,
   signal?: AbortSignal,
 ): Promise<RequestOutcome> {
-  const secrets = typeof secret === 'string' ? [secret] : (secret ?? []);
+  const cutter = new SecretCutter(secrets);
   let outcome: RequestOutcome;
   let answer: string | undefined;
   try {
@@ -37,7 +38,7 @@ export async function postOnce(
     );
     // Secrets are cut out of the body before anything reads it: an error quotes only the
     // body's start, and a secret the cut split would no longer be found there.
-    const res = { ...answered, bodyStart: secrets.reduce(withoutSecret, answered.bodyStart) };
+    const res = { ...answered, bodyStart: cutter.cut(answered.bodyStart) };
     outcome = read(res);
     answer = answerExcerpt(res);
   } catch (error) {
@@ -49,7 +50,7 @@ export async function postOnce(
   if (answer !== undefined) outcome = { ...outcome, answer };
   return outcome.outcome === 'delivered'
     ? outcome
-    : { ...outcome, error: secrets.reduce(withoutSecret, outcome.error) };
+    : { ...outcome, error: cutter.cut(outcome.error) };
 }
 
 /**

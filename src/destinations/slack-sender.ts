@@ -48,7 +48,17 @@ export const slackSender: DestinationSender = {
     if (!secret)
       return onePart({ outcome: 'fail', status: null, error: 'no token or webhook_url' });
     if (!settings.fields.channel) {
-      const outcome = await postOnce(deps.client, secret, { text }, {}, readStatus, secret, signal);
+      const outcome = await postOnce(
+        deps.client,
+        secret,
+        { text },
+        {},
+        readStatus,
+        {
+          values: [secret],
+        },
+        signal,
+      );
       return onePart(outcome, partsDone);
     }
     const channel = fields.channel;
@@ -61,7 +71,7 @@ export const slackSender: DestinationSender = {
       body,
       { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${secret}` },
       readWebApi,
-      secret,
+      { values: [secret] },
       signal,
     );
     return onePart(outcome, partsDone);

@@ -18,7 +18,7 @@ export const teamsSender: DestinationSender = {
       adaptiveCard(message.text),
       {},
       readStatus,
-      secret,
+      { values: [secret] },
       signal,
     );
     return onePart(outcome, partsDone);

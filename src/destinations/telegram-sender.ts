@@ -42,7 +42,7 @@ export const telegramSender: DestinationSender = {
         },
         {},
         readBotApi,
-        token,
+        { values: [token] },
         signal,
       ),
     );

@@ -1,12 +1,12 @@
-import { secretsOfUrl, urlTarget } from '../outbound/attempt-record.js';
+import { urlTarget } from '../outbound/attempt-record.js';
 import { messageHeaders } from '../outbound/standard-webhooks.js';
 import type { DestinationSender } from './destination-sender.js';
 import { onePart, postOnce, readStatus } from './platform-answers.js';
 
 /**
  * `webhook`: a Standard Webhooks message, as reply delivery sends, signed with the signing
- * secrets given (the channel's reply secret). Its URL is not a secret: attempts show it, without
- * its userinfo or query.
+ * secrets given (the channel's reply secret). Attempts show its URL without its userinfo or
+ * query, which are cut out of answers like the signing secrets.
  */
 export const webhookSender: DestinationSender = {
   kind: 'webhook',
@@ -26,7 +26,7 @@ export const webhookSender: DestinationSender = {
         body,
         headers,
         readStatus,
-        [...secretsOfUrl(settings.url), ...secrets],
+        { urls: [settings.url], values: secrets },
         signal,
       ),
       partsDone,
