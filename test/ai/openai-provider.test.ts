@@ -1,21 +1,19 @@
-import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AiError, type AiRequest } from '../../src/ai/ai-provider.js';
 import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createEchoProvider, echoProvider } from '../../src/ai/echo-provider.js';
 import { parseRetryAfter } from '../../src/ai/retry-after.js';
 import { chatCompletionsUrl, OpenAiProvider } from '../../src/ai/openai-provider.js';
 import { parseConfig } from '../../src/platform/config.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useFakeAi } from '../support/harness.js';
 
+// What is the OpenAI protocol's own: the request, the reply and its usage, the URL. What every
+// provider promises alike (errors, deadline, Retry-After, redirects, aborts) is in
+// providers-contract.test.ts.
 const KEY = 'sk-test-secret-key-4242';
-let ai: FakeAiServer;
+const ai = useFakeAi();
 const never = new AbortController().signal;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-});
-afterAll(() => ai.close());
 
 const ask = (prompt: string): AiRequest => ({ prompt, history: [] });
 
@@ -86,115 +84,9 @@ describe('OpenAI-compatible provider', () => {
     );
   });
 
-  it('treats 429 and 5xx answers as worth retrying, with the server message', async () => {
-    ai.enqueue({ status: 503, body: { error: { message: 'overloaded, try later' } } });
-    const busy = await failure(provider().complete(ask('x'), never));
-    expect(busy.retryable).toBe(true);
-    expect(busy.message).toBe('The AI server failed (HTTP 503): overloaded, try later');
-
-    ai.enqueue({ status: 429 });
-    expect((await failure(provider().complete(ask('x'), never))).retryable).toBe(true);
-  });
-
-  it('treats 400, 401 and 403 as final', async () => {
-    for (const status of [400, 401, 403]) {
-      ai.enqueue({ status, body: { error: { message: 'no' } } });
-      const error = await failure(provider().complete(ask('x'), never));
-      expect(error.retryable).toBe(false);
-      expect(error.message).toBe(`The AI server refused the request (HTTP ${status}): no`);
-    }
-  });
-
-  it('never puts the API key in an error, even when the server quotes it', async () => {
-    ai.enqueue({ status: 401, body: { error: { message: `Incorrect API key provided: ${KEY}` } } });
-    const error = await failure(provider().complete(ask('x'), never));
-    expect(error.message).not.toContain(KEY);
-    expect(error.message).toContain('[redacted]');
-  });
-
-  it('gives up on a server that does not answer within AI_TIMEOUT_MS, retryably', async () => {
-    ai.enqueue({ hang: true });
-    const error = await failure(provider({ timeoutMs: 50 }).complete(ask('slow'), never));
-    expect(error.retryable).toBe(true);
-    expect(error.message).toBe('The AI server did not answer within 50 ms.');
-  });
-
-  it('reports a non-JSON or reply-less 200 as a retryable malformed answer', async () => {
-    ai.enqueue({ body: '<html>gateway says hi</html>' });
-    const html = await failure(provider().complete(ask('x'), never));
-    expect(html.retryable).toBe(true);
-    expect(html.message).toBe(
-      'The AI server sent an answer without a reply in it: <html>gateway says hi</html>',
-    );
-
+  it('reports a completion without a reply in it as a retryable malformed answer', async () => {
     ai.enqueue({ body: chatCompletion(null) });
     expect((await failure(provider().complete(ask('x'), never))).retryable).toBe(true);
-  });
-
-  it('does not follow a redirect, so the key never goes where it points', async () => {
-    const elsewhere = await FakeAiServer.start();
-    try {
-      ai.enqueue({
-        status: 307,
-        body: '',
-        headers: { Location: `${elsewhere.baseUrl}/chat/completions` },
-      });
-      const error = await failure(provider().complete(ask('x'), never));
-      expect(error.retryable).toBe(false);
-      expect(error.message).toMatch(/^The AI server refused the request \(HTTP 307\)/);
-      expect(elsewhere.requests).toHaveLength(0);
-    } finally {
-      await elsewhere.close();
-    }
-  });
-
-  it('reads a long reply whole, multi-byte characters included', async () => {
-    const long = `${'Grüße aus Köln, 東京から 🌸 '.repeat(20_000)}end`;
-    ai.enqueue({ body: chatCompletion(long) });
-    expect((await provider().complete(ask('x'), never)).text).toBe(long);
-  });
-
-  it('refuses an answer larger than any chat completion, without keeping it', async () => {
-    ai.enqueue({ body: 'x'.repeat(5 * 1024 * 1024) });
-    const error = await failure(provider().complete(ask('x'), never));
-    expect(error.retryable).toBe(false);
-    expect(error.message).toBe(
-      'The AI server sent an answer of 5242880 bytes, more than a chat completion can be (4194304).',
-    );
-  });
-
-  it('keeps every call the worker makes in flight at once, waiting for no free socket', async () => {
-    const calls = 100;
-    const before = ai.requests.length;
-    ai.enqueue(...Array.from({ length: calls }, () => ({ hang: true })));
-    const shared = provider();
-    const stop = new AbortController();
-    const pending = Array.from({ length: calls }, () =>
-      shared.complete(ask('x'), stop.signal).catch(() => undefined),
-    );
-    await ai.waitForRequests(before + calls);
-    stop.abort(new Error('done'));
-    await Promise.all(pending);
-  });
-
-  it('reports an unreachable server as a retryable network error', async () => {
-    const gone = await FakeAiServer.start();
-    await gone.close();
-    const error = await failure(provider({ baseUrl: gone.baseUrl }).complete(ask('x'), never));
-    expect(error.retryable).toBe(true);
-    expect(error.message).toBe(
-      `Could not reach the AI server at ${new URL(gone.baseUrl).host}: ECONNREFUSED.`,
-    );
-  });
-
-  it('rejects with the abort reason, not an AiError, when the caller aborts', async () => {
-    ai.enqueue({ hang: true });
-    const stop = new AbortController();
-    const call = provider().complete(ask('x'), stop.signal);
-    await ai.waitForRequests(ai.requests.length + 1);
-    const reason = new Error('stopping');
-    stop.abort(reason);
-    await expect(call).rejects.toBe(reason);
   });
 });
 
@@ -276,36 +168,6 @@ describe('channel AI settings in the request', () => {
       completion_tokens: 30,
       total_tokens: 42,
     });
-  });
-});
-
-describe('Retry-After', () => {
-  it('carries the wait of a 429 or 503 in seconds or as an HTTP date', async () => {
-    ai.enqueue({ status: 429, headers: { 'Retry-After': '2' } });
-    const limited = await failure(provider().complete(ask('x'), never));
-    expect(limited.retryable).toBe(true);
-    expect(limited.retryAfterMs).toBe(2000);
-    expect(limited.message).toContain('It asked to wait 2 s.');
-
-    const date = new Date(Date.now() + 3000).toUTCString();
-    ai.enqueue({ status: 503, headers: { 'Retry-After': date } });
-    const busy = await failure(provider().complete(ask('x'), never));
-    expect(busy.retryAfterMs).toBeGreaterThan(1000);
-    expect(busy.retryAfterMs).toBeLessThanOrEqual(3000);
-
-    ai.enqueue({ status: 500, headers: { 'Retry-After': '9' } });
-    expect((await failure(provider().complete(ask('x'), never))).retryAfterMs).toBeUndefined();
-  });
-
-  it('holds back the other calls of the same provider for a short shared pause', async () => {
-    const shared = provider();
-    ai.enqueue({ status: 429, headers: { 'Retry-After': '1' } });
-    await failure(shared.complete(ask('first'), never));
-    const limitedAt = performance.now();
-    await shared.complete(ask('second'), never);
-    const second = ai.requests.at(-1);
-    expect(second?.prompt).toBe('second');
-    expect((second?.receivedAt ?? 0) - limitedAt).toBeGreaterThanOrEqual(990);
   });
 });
 
