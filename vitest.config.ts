@@ -20,7 +20,12 @@ export default defineConfig({
     maxWorkers: 4,
     projects: [
       { extends: true, test: { name: 'app', ...inTestProcess } },
-      { extends: true, test: { name: 'process', include: ['test/**/*.process.test.ts'] } },
+      {
+        extends: true,
+        // Each file starts servers of its own, some several at once and under load on purpose:
+        // one file at a time leaves them the machine's cores.
+        test: { name: 'process', include: ['test/**/*.process.test.ts'], maxWorkers: 1 },
+      },
     ],
   },
 });
