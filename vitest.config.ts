@@ -15,9 +15,10 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Most of a test's time is spent waiting (on sockets, timers, the database), so files run
-    // four at a time even on two cores; `--maxWorkers` overrides it.
-    maxWorkers: 4,
+    // Two files at a time: much of a test's time is spent waiting (on sockets, timers, the
+    // database), yet the embedded database's start is CPU work, and more files than cores
+    // starve each other's start-ups. `--maxWorkers` overrides it.
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: 'app', ...inTestProcess } },
       {
