@@ -30,6 +30,8 @@ async function waitForText(server: ServerProcess, text: string): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 50));
 }
 
+// The process is the point: what `npm start` prints at a terminal, and the commands it prints
+// reaching a reply (first-run.test.ts holds when the text is shown).
 describe('the first start', () => {
   it('makes an API key and prints commands that reach a reply, once', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'hookprompt-first-run-'));
@@ -52,21 +54,4 @@ describe('the first start', () => {
     await waitForText(server, 'hookprompt listening');
     expect(server.output()).not.toContain('A first event and its reply');
   }, 60_000);
-
-  it('asks for a key instead when the database is not kept in DATA_DIR', async () => {
-    server = await startServerProcess({ DATABASE_URL: 'memory://', LOG_LEVEL: 'info' });
-    await waitForText(server, 'hookprompt listening');
-    expect(server.output()).toContain('until the default workspace has an API key');
-    expect(server.output()).toContain('KEY=<the key>');
-  }, 30_000);
-
-  it('says nothing when ADMIN_API_KEY is set', async () => {
-    server = await startServerProcess({
-      DATABASE_URL: 'memory://',
-      ADMIN_API_KEY: 'an-admin-key-of-enough-length',
-      LOG_LEVEL: 'info',
-    });
-    await waitForText(server, 'hookprompt listening');
-    expect(server.output()).not.toContain('A first event and its reply');
-  }, 30_000);
 });

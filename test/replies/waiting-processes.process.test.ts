@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
+import { useTestApp } from '../support/harness.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import {
   createTestDatabase,
@@ -80,14 +81,21 @@ describe('a held answer at shutdown', () => {
 describe.skipIf(!testDatabaseUrl)(
   'a held answer released by a worker of another process (needs TEST_DATABASE_URL)',
   () => {
+    // The web side runs in the test process; the worker that releases it is a process.
+    const { app, driver } = useTestApp({ env: { ROLE: 'web' } });
+
     it('answers replied from ROLE=web when a ROLE=worker process finishes the event', async () => {
-      const env = await databaseEnv();
-      const [web, worker] = await Promise.all([
-        start({ ...env, ROLE: 'web' }),
-        start({ ...env, ROLE: 'worker', WORKER_POLL_INTERVAL_MS: '60000' }),
-      ]);
-      expect(worker.baseUrl).not.toBe(web.baseUrl);
-      const channel = await createChannel(web.baseUrl);
+      const worker = await start({
+        DATABASE_URL: app.database.url as string,
+        SECRETS_KEY: app.database.secretsKey,
+        ROLE: 'worker',
+        WORKER_POLL_INTERVAL_MS: '60000',
+      });
+      expect(worker.baseUrl).not.toBe(app.baseUrl);
+      const channel = await driver.createChannel({
+        name: 'Orders',
+        template: 'Order {{order.id}}',
+      });
       const res = await postEvent(`${channel.webhook_url}?wait=10`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({

@@ -71,8 +71,16 @@ export async function startServerProcess(
   const exited = new Promise<number | string | null>((resolve) =>
     child.on('exit', (code, signal) => resolve(code ?? signal)),
   );
+  killAtExit(child, exited);
 
-  await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output);
+  try {
+    await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output);
+  } catch (error) {
+    // A process that never answered is no test's to stop: end it here, or it outlives the run.
+    child.kill('SIGKILL');
+    await exited;
+    throw error;
+  }
   return {
     baseUrl,
     child,
@@ -83,6 +91,20 @@ export async function startServerProcess(
       return exited;
     },
   };
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Kills the processes still running when the test process ends (a test that failed before its
+ * `stop`, a worker torn down by a time-out), so no server is left holding a port or a data dir.
+ */
+function killAtExit(child: ChildProcess, exited: Promise<unknown>): void {
+  running.add(child);
+  void exited.then(() => running.delete(child));
 }
 
 async function waitUntilAnswering(
