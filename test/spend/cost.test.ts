@@ -270,6 +270,7 @@ describe('GET /api/v1/spend', () => {
       .expect((res) => {
         expect(res.body).toEqual({
           total_usd: 0,
+          unpriced_calls: 0,
           by_day: [
             { day: '2026-01-01', calls: 0, cost_usd: 0 },
             { day: '2026-01-02', calls: 0, cost_usd: 0 },
