@@ -16,7 +16,9 @@
     days.push(row.getAttribute('data-day').slice(5));
     tokens.push(Number(row.getAttribute('data-tokens')));
     events.push(Number(row.getAttribute('data-events')));
-    costs.push(Number(row.getAttribute('data-cost')));
+    // An unknown cost is a gap in the line, not a 0.
+    var cost = row.getAttribute('data-cost');
+    costs.push(cost === '' ? null : Number(cost));
   });
   new window.Chart(canvas, {
     data: {

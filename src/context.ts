@@ -40,6 +40,7 @@ import { KEY_FILE_NAME, openSecretBox } from './secrets/secrets-key.js';
 import { prepareStoredSecrets } from './secrets/stored-secrets.js';
 import { PricesService } from './prices/prices-service.js';
 import type { ShutdownStep } from './platform/shutdown.js';
+import { BudgetGate } from './spend/budget-gate.js';
 import { SpendLedger } from './spend/spend-ledger.js';
 import { SpendService } from './spend/spend-service.js';
 import { UsageService } from './usage/usage-service.js';
@@ -106,6 +107,8 @@ export class AppContext {
   readonly prices: PricesService;
   /** Where every AI call's spend is recorded (the ledger and the month's counter). */
   readonly spendLedger: SpendLedger;
+  /** Where AI calls outside the queues (provider tests) pass the workspaces' budgets. */
+  readonly budget: BudgetGate;
   /** What AI calls cost per day, model and channel (the API and the panel's Workspace page). */
   readonly spend: SpendService;
   /** Panel admins, their workspaces, and their sign-in sessions. */
@@ -156,6 +159,8 @@ export class AppContext {
       requireProviders: (tx, workspaceId, names) =>
         this.providers.requireNames(tx, workspaceId, names),
     });
+    this.spendLedger = new SpendLedger(db, this.metrics);
+    this.budget = new BudgetGate(db, (call) => this.spendLedger.recordSpend(call), log);
     this.providers = new ProvidersService(db, secrets, {
       ai: config.ai,
       channelsNaming: (tx, workspaceId, name) =>
@@ -163,7 +168,7 @@ export class AppContext {
       // This process's worker uses a change at once; others read providers again within seconds.
       onChanged: (workspaceId) => this.providerInstances.forget(workspaceId),
       pricesFor: (workspaceId, kind) => this.prices.pricesFor(workspaceId, kind),
-      recordSpend: (call) => this.spendLedger.recordSpend(call),
+      budget: this.budget,
     });
     this.providerInstances = new ProviderInstances(this.providers, config.ai.model);
     this.ingest = new IngestService(
@@ -187,7 +192,6 @@ export class AppContext {
     this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
     this.usage = new UsageService(db);
     this.prices = new PricesService(db);
-    this.spendLedger = new SpendLedger(db, this.metrics);
     this.spend = new SpendService(db);
     this.admins = new AdminsService(db);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);

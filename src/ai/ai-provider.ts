@@ -61,7 +61,8 @@ export type AiFailure = { unanswered: true } | { unanswered: false; httpStatus?:
  * `failure` says whether the server answered (and with which status), which decides whether a
  * fallback provider is asked. The message is shown to admins in Brain Logs, so it never contains
  * the API key. `rejectedReply` is the model's answer when it came but was refused
- * (`reply_invalid`), so Brain Logs can show what the model said.
+ * (`reply_invalid`), so Brain Logs can show what the model said. `usage` is what an answer that
+ * came but was refused reported: the provider bills it, so the call's cost counts it.
  */
 export class AiError extends Error {
   override name = 'AiError';
@@ -72,6 +73,7 @@ export class AiError extends Error {
     readonly retryAfterMs?: number,
     readonly failure: AiFailure = { unanswered: false },
     readonly rejectedReply?: string,
+    readonly usage: TokenUsage | null = null,
   ) {
     super(message);
   }

@@ -68,7 +68,7 @@ export class AnthropicProvider implements AiProvider {
     const body = JSON.stringify(messagesBody(request, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
     const answer = anthropicAnswer(text, asksForJson(request.responseFormat));
-    if ('missing' in answer) throw this.http.missingReply(answer.missing, text);
+    if ('missing' in answer) throw this.http.missingReply(answer.missing, text, answer.usage);
     return { text: answer.text, model, usage: answer.usage, latencyMs };
   }
 }

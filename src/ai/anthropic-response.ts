@@ -8,8 +8,9 @@ interface ContentBlock {
   input?: unknown;
 }
 
-/** The reply and usage of a Messages API answer, or what it lacked. */
-export type AnthropicAnswer = { text: string; usage: TokenUsage | null } | { missing: string };
+/** The reply and usage of a Messages API answer, or what it lacked (and the usage it reported). */
+export type AnthropicAnswer =
+  { text: string; usage: TokenUsage | null } | { missing: string; usage: TokenUsage | null };
 
 /**
  * Reads an answer: a structured reply is the input of the forced `reply` tool call, as JSON
@@ -20,19 +21,20 @@ export function anthropicAnswer(text: string, structured: boolean): AnthropicAns
   try {
     parsed = JSON.parse(text) as typeof parsed;
   } catch {
-    return { missing: 'a message in it' };
+    return { missing: 'a message in it', usage: null };
   }
+  const usage = anthropicUsage(parsed?.usage);
   const content = parsed?.content;
-  if (!Array.isArray(content)) return { missing: 'a message in it' };
+  if (!Array.isArray(content)) return { missing: 'a message in it', usage };
   const blocks = content as ContentBlock[];
-  const usage = anthropicUsage(parsed.usage);
   if (structured) {
     const call = blocks.find((block) => block?.type === 'tool_use' && block.name === REPLY_TOOL);
-    if (call === undefined || call.input === undefined) return { missing: 'the reply tool call' };
+    if (call === undefined || call.input === undefined)
+      return { missing: 'the reply tool call', usage };
     return { text: JSON.stringify(call.input), usage };
   }
   const texts = blocks.filter((block) => block?.type === 'text' && typeof block.text === 'string');
-  if (texts.length === 0) return { missing: 'a text reply in it' };
+  if (texts.length === 0) return { missing: 'a text reply in it', usage };
   return { text: texts.map((block) => block.text as string).join(''), usage };
 }
 

@@ -45,7 +45,8 @@ export function callRecord(
 ): AiCall {
   const { reply, error } = outcome;
   const model = reply?.model ?? target.model ?? null;
-  const usage = reply?.usage ?? null;
+  // A refused answer was billed all the same: its usage is kept, on the reply or on the error.
+  const usage = reply?.usage ?? error?.usage ?? null;
   return {
     provider: target.provider,
     model,

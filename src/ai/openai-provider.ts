@@ -60,7 +60,9 @@ export class OpenAiProvider implements AiProvider {
     const body = JSON.stringify(chatCompletionBody(request, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
     const answer = answerOf(text);
-    if (answer === undefined) throw this.http.missingReply('a reply in it', text);
+    if (answer.content === undefined) {
+      throw this.http.missingReply('a reply in it', text, answer.usage);
+    }
     return { text: answer.content, model, usage: answer.usage, latencyMs };
   }
 }
@@ -83,16 +85,19 @@ interface ChatCompletion {
   usage?: Record<string, unknown> | null;
 }
 
-function answerOf(text: string): { content: string; usage: TokenUsage | null } | undefined {
+/** The reply of a completion (undefined when it has none) and the usage it reported. */
+function answerOf(text: string): { content: string | undefined; usage: TokenUsage | null } {
   let parsed: ChatCompletion;
   try {
     parsed = JSON.parse(text) as ChatCompletion;
   } catch {
-    return undefined;
+    return { content: undefined, usage: null };
   }
   const content = parsed?.choices?.[0]?.message?.content;
-  if (typeof content !== 'string') return undefined;
-  return { content, usage: usageOf(parsed.usage) };
+  return {
+    content: typeof content === 'string' ? content : undefined,
+    usage: usageOf(parsed?.usage),
+  };
 }
 
 /** The three token counts as reported; null when the server reported none of them. */

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { OutboundClient, OutboundError } from '../outbound/outbound-client.js';
 import type { SecretCutter } from '../secrets/cut-secrets.js';
-import { AiError } from './ai-provider.js';
+import { AiError, type TokenUsage } from './ai-provider.js';
 import {
   keyCutter,
   snippet,
@@ -91,12 +91,17 @@ export class ProviderHttp {
 
   /**
    * A 2xx answer without a reply in it is most often a proxy or an overloaded server answering
-   * for the model: asking again is worth it, and max attempts bounds the cost.
+   * for the model: asking again is worth it, and max attempts bounds the cost. The `usage` it
+   * reported, if any, is kept: a model that answered without the reply asked for is paid.
    */
-  missingReply(what: string, text: string): AiError {
+  missingReply(what: string, text: string, usage: TokenUsage | null = null): AiError {
     return new AiError(
       `The AI server sent an answer without ${what}: ${snippet(this.scrub(text))}`,
       true,
+      undefined,
+      { unanswered: false, httpStatus: 200 },
+      undefined,
+      usage,
     );
   }
 

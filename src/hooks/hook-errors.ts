@@ -1,4 +1,5 @@
 import { AppError } from '../platform/errors.js';
+import { budgetExceeded } from '../spend/budget-errors.js';
 import { MAX_CONTENT_ENCODINGS } from './decode-body.js';
 
 // A decoder finishes within milliseconds: room in the budget is soon there again.
@@ -31,17 +32,8 @@ export const hookErrors = {
       {},
       { resets_at: quota.resetsAt.toISOString(), chat_quota: quota.chatQuota },
     ),
-  /** As the quota's: when the month's spend starts again at 0, and the budget it reached. */
-  budgetExceeded: (budget: { monthlyBudgetUsd: number; resetsAt: Date }) =>
-    new AppError(
-      403,
-      'budget_exceeded',
-      'AI budget used up',
-      `The workspace has spent its AI budget of ${budget.monthlyBudgetUsd} USD for this month; ` +
-        `it starts again at ${budget.resetsAt.toISOString()}.`,
-      {},
-      { resets_at: budget.resetsAt.toISOString(), monthly_budget_usd: budget.monthlyBudgetUsd },
-    ),
+  /** As the quota's: when the month's spend starts again at 0 (a provider test's refusal too). */
+  budgetExceeded,
   rateLimited: (retryAfterSeconds: number) =>
     new AppError(
       429,

@@ -146,11 +146,35 @@ export function usd(amount: number | null | undefined): string {
   return `$${amount.toPrecision(2)}`;
 }
 
+/**
+ * A sum of known costs beside calls whose cost is unknown (no price for the model, or no usage
+ * reported): `$1.20` when every cost is known, `at least $1.20` when some are not, `unknown`
+ * when none is — never `$0` for calls nobody priced.
+ */
+export function usdAtLeast(known: number | null | undefined, unknownCalls: number): string {
+  if (unknownCalls === 0) return usd(known ?? 0);
+  return known ? `at least ${usd(known)}` : 'unknown';
+}
+
+/** What an event's calls cost, as a list row shows it; empty when it made no call. */
+export function eventCost(event: {
+  cost_usd: number | null;
+  attempts: number;
+  calls?: readonly { cost_usd: number | null }[] | null;
+}): string {
+  const calls = event.calls ?? [];
+  const unknown = calls.filter((call) => call.cost_usd === null).length;
+  if (event.cost_usd === null) return event.attempts > 0 || unknown > 0 ? 'unknown' : '';
+  return usdAtLeast(event.cost_usd, unknown);
+}
+
 export const fmt = {
   utcTime,
   shortTime,
   byteSize,
   usd,
+  usdAtLeast,
+  eventCost,
   ago,
   refusal,
   refusalStatus,

@@ -45,10 +45,16 @@ export function providerPages(ctx: PanelServices): Router {
   const showEdit = async (
     res: Response,
     provider: Provider,
-    extras: { form?: ProviderForm; errors?: FieldErrors; test?: ProviderTest; model?: string },
+    extras: {
+      form?: ProviderForm;
+      errors?: FieldErrors;
+      test?: ProviderTest;
+      model?: string;
+      status?: number;
+    },
   ) => {
     const errors = extras.errors ?? {};
-    res.status(Object.keys(errors).length ? 400 : 200).render('providers/edit', {
+    res.status(extras.status ?? (Object.keys(errors).length ? 400 : 200)).render('providers/edit', {
       title: provider.name,
       provider,
       form: extras.form ?? {
@@ -140,7 +146,15 @@ export function providerPages(ctx: PanelServices): Router {
     if (!parsed.success) {
       return showEdit(res, provider, { model, errors: { model: 'Name the model to ask.' } });
     }
-    const test = await ctx.providers.test(ws, provider.id, parsed.data.model);
+    let test: ProviderTest;
+    try {
+      test = await ctx.providers.test(ws, provider.id, parsed.data.model);
+    } catch (error) {
+      // A spent budget refuses the test as it refuses the API's (403), shown beside the form.
+      if (!(error instanceof AppError) || error.code !== 'budget_exceeded') throw error;
+      const refused: ProviderTest = { ok: false, error: error.detail };
+      return showEdit(res, provider, { test: refused, model, status: error.status });
+    }
     await showEdit(res, provider, { test, model });
   });
 

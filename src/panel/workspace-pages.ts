@@ -42,12 +42,16 @@ export function workspacePages(ctx: PanelServices): Router {
       ctx.invitations.members(ws),
       ctx.invitations.pending(ws),
     ]);
-    // The chart's days, with what their AI calls cost (trials included).
-    const spend = await ctx.spend.report(ws, {
-      from: new Date(usage.from),
-      to: new Date(usage.to),
-    });
-    const costByDay = new Map(spend.by_day.map((day) => [day.day, day.cost_usd ?? 0]));
+    // The chart's days, with what their AI calls cost (trials included), and this month's calls
+    // of unknown cost, which spent_usd cannot count.
+    const [spend, month] = await Promise.all([
+      ctx.spend.report(ws, { from: new Date(usage.from), to: new Date(usage.to) }),
+      ctx.spend.totals(ws),
+    ]);
+    // A day whose calls all cost an unknown amount is unknown (null), not $0.
+    const costByDay = new Map(
+      spend.by_day.map((day) => [day.day, day.calls > 0 ? day.cost_usd : 0]),
+    );
     res.status(status).render('workspace/show', {
       title: 'Workspace',
       ws: workspace,
@@ -62,6 +66,8 @@ export function workspacePages(ctx: PanelServices): Router {
       usage,
       costByDay,
       spendTotal: spend.total_usd,
+      spendUnpriced: spend.unpriced_calls,
+      monthUnpriced: month.unpriced_calls,
       members,
       invitations,
       usedShare:

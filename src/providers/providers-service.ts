@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import { AiError, type AiProvider, type AiReply } from '../ai/ai-provider.js';
-import { costOfCall, type Prices } from '../ai/call-cost.js';
+import { AiError, type AiProvider } from '../ai/ai-provider.js';
+import { callRecord, type AiCall, type CallTarget } from '../ai/fallback-runner.js';
+import type { Prices } from '../ai/call-cost.js';
 import { createAiProvider, createProviderOf } from '../ai/create-provider.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { Config } from '../platform/config.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import type { SpentCall } from '../spend/spend-ledger.js';
-import { isOverBudget } from '../spend/spend-record-repo.js';
+import { priceUnknown, type BudgetGate } from '../spend/budget-gate.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
@@ -27,9 +27,6 @@ export interface Provider {
   updated_at: string | null;
 }
 
-const BUDGET_SPENT =
-  "The workspace's monthly budget is spent: no AI call starts until the budget is raised or the month turns.";
-
 export type ProviderTest =
   { ok: true; model: string; latency_ms: number } | { ok: false; error: string };
 
@@ -41,8 +38,8 @@ export interface ProvidersOptions {
   onChanged?: (workspaceId: string) => void;
   /** How a workspace's calls through a provider of a kind are priced (PricesService.pricesFor). */
   pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
-  /** Records a call's spend (SpendLedger.recordSpend): a test is a real call, and is paid for. */
-  recordSpend: (call: SpentCall) => Promise<void>;
+  /** The budget's gate, which a test's call goes through as any AI call not on a queue's slots. */
+  budget: Pick<BudgetGate, 'call'>;
 }
 
 /** The AI providers of a workspace: the built-in `default` and those its admins add. */
@@ -173,7 +170,9 @@ export class ProvidersService {
 
   /**
    * One small real call to the provider, with `model`; what went wrong, if anything. A test is
-   * an AI call like any other: none starts once the workspace has spent its budget.
+   * an AI call like any other, through the budget's gate: refused with `403 budget_exceeded`
+   * once the workspace has spent its budget, counted while in flight, and paid for (its spend
+   * recorded, no channel, no event).
    */
   async test(workspaceId: string, id: string, model: string): Promise<ProviderTest> {
     let instance: AiProvider;
@@ -186,47 +185,16 @@ export class ProvidersService {
       instance = this.instanceOf(orNotFound(row), model);
       tested = row as repo.ProviderWithKey;
     }
-    if (await isOverBudget(this.db, workspaceId)) {
-      return { ok: false, error: BUDGET_SPENT };
-    }
-    const started = performance.now();
-    let reply: AiReply | undefined;
-    try {
-      reply = await instance.complete(
-        { prompt: 'Reply with the word OK.', history: [], model },
-        AbortSignal.timeout(this.options.ai.timeoutMs + 1000),
-      );
-    } catch (error) {
-      await this.spendOnTest(workspaceId, tested, model, undefined);
-      return { ok: false, error: error instanceof AiError ? error.message : String(error) };
-    }
-    await this.spendOnTest(workspaceId, tested, model, reply);
-    const latency = reply.latencyMs || performance.now() - started;
-    return { ok: true, model: reply.model ?? model, latency_ms: Math.round(latency) };
-  }
-
-  /**
-   * A test's call in the spend ledger, as the worker records an event's (no channel, no event):
-   * it counts in the month's spend and in GET /spend. A call that got no answer costs nothing
-   * known, and is a call all the same.
-   */
-  private async spendOnTest(
-    workspaceId: string,
-    provider: { name: string; kind: ProviderKind },
-    model: string,
-    reply: AiReply | undefined,
-  ): Promise<void> {
-    const prices = await this.options.pricesFor(workspaceId, provider.kind);
-    const asked = reply?.model ?? model;
-    await this.options.recordSpend({
-      workspaceId,
-      channelId: null,
-      eventId: null,
-      provider: provider.name,
-      model: asked,
-      promptTokens: reply?.usage?.prompt_tokens ?? null,
-      completionTokens: reply?.usage?.completion_tokens ?? null,
-      costUsd: reply ? costOfCall(prices, asked, reply.usage) : null,
+    const target = {
+      provider: tested.name,
+      instance,
+      model,
+      prices: await this.options.pricesFor(workspaceId, tested.kind),
+    };
+    return this.options.budget.call(workspaceId, async (budgeted) => {
+      const unpriced = budgeted ? priceUnknown([target]) : undefined;
+      if (unpriced !== undefined) return { value: { ok: false, error: unpriced }, calls: [] };
+      return testCall(target, this.options.ai.timeoutMs);
     });
   }
 
@@ -277,4 +245,29 @@ function badBaseUrl(message: string): AppError {
     {},
     { errors: [{ path: 'base_url', message }] },
   );
+}
+
+/** The test's one small call, as the record every AI call gets (usage and cost included). */
+async function testCall(
+  target: CallTarget & { instance: AiProvider; model: string },
+  timeoutMs: number,
+): Promise<{ value: ProviderTest; calls: AiCall[] }> {
+  const started = performance.now();
+  try {
+    const reply = await target.instance.complete(
+      { prompt: 'Reply with the word OK.', history: [], model: target.model },
+      AbortSignal.timeout(timeoutMs + 1000),
+    );
+    const latency = reply.latencyMs || performance.now() - started;
+    return {
+      value: { ok: true, model: reply.model ?? target.model, latency_ms: Math.round(latency) },
+      calls: [callRecord(target, latency, { reply })],
+    };
+  } catch (thrown) {
+    const error = thrown instanceof AiError ? thrown : new AiError(String(thrown), false);
+    return {
+      value: { ok: false, error: error.message },
+      calls: [callRecord(target, performance.now() - started, { error })],
+    };
+  }
 }

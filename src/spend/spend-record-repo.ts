@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
-import { overBudget, spentThisMonth } from './budget-sql.js';
+import { BUDGET_RESETS_AT, overBudget, spentThisMonth } from './budget-sql.js';
 
 /** One AI call as the spend ledger keeps it. */
 export interface SpentCall {
@@ -72,11 +72,25 @@ export async function recordCalls(
   );
 }
 
-/** Whether the workspace has spent its monthly budget, so that no new AI call may start for it. */
-export async function isOverBudget(db: Queryable, workspaceId: string): Promise<boolean> {
-  const { rows } = await db.query<{ over: boolean }>(
-    `select ${overBudget('w')} as over from workspaces w where w.id = $1`,
+/** A workspace's monthly budget as a call about to start sees it. */
+export type BudgetState =
+  | { budgeted: false; over: false }
+  | { budgeted: true; over: boolean; monthlyBudgetUsd: number; resetsAt: Date };
+
+/** Whether the workspace has a budget, and whether it has spent it, so that no new AI call may start. */
+export async function budgetOf(db: Queryable, workspaceId: string): Promise<BudgetState> {
+  const { rows } = await db.query<{ budget: number | null; over: boolean; resets_at: Date }>(
+    `select w.monthly_budget_usd::float8 as budget, ${overBudget('w')} as over,
+            ${BUDGET_RESETS_AT} as resets_at
+     from workspaces w where w.id = $1`,
     [workspaceId],
   );
-  return rows[0]?.over ?? false;
+  const row = rows[0];
+  if (!row || row.budget === null) return { budgeted: false, over: false };
+  return {
+    budgeted: true,
+    over: row.over,
+    monthlyBudgetUsd: row.budget,
+    resetsAt: new Date(row.resets_at),
+  };
 }

@@ -70,11 +70,19 @@ export async function spendByChannel(db: Queryable, range: SpendRange): Promise<
   return rows;
 }
 
-/** Every known cost of the range, summed exactly. */
-export async function spendTotal(db: Queryable, range: SpendRange): Promise<number> {
-  const { rows } = await db.query<{ total_usd: number }>(
-    `select coalesce(sum(cost_usd), 0)::float8 as total_usd from spend where ${RANGE}`,
+export interface SpendTotals {
+  /** Every known cost of the range, summed exactly. */
+  total_usd: number;
+  /** The calls of the range whose cost is unknown (no price for the model, or no usage). */
+  unpriced_calls: number;
+}
+
+export async function spendTotals(db: Queryable, range: SpendRange): Promise<SpendTotals> {
+  const { rows } = await db.query<SpendTotals>(
+    `select coalesce(sum(cost_usd), 0)::float8 as total_usd,
+            count(*) filter (where cost_usd is null)::int as unpriced_calls
+     from spend where ${RANGE}`,
     [range.workspaceId, range.from, range.to],
   );
-  return rows[0]?.total_usd ?? 0;
+  return rows[0] ?? { total_usd: 0, unpriced_calls: 0 };
 }

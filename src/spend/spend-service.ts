@@ -3,8 +3,7 @@ import { AppError } from '../platform/errors.js';
 import * as repo from './spend-report-repo.js';
 import type { SpendQuery } from './spend-schemas.js';
 
-export interface SpendReport {
-  total_usd: number;
+export interface SpendReport extends repo.SpendTotals {
   by_day: repo.DaySpend[];
   by_model: repo.ModelSpend[];
   by_channel: repo.ChannelSpend[];
@@ -20,27 +19,36 @@ export class SpendService {
 
   /** By default this UTC month; days without calls are listed with zeros (for charts). */
   async report(workspaceId: string, query: SpendQuery = {}): Promise<SpendReport> {
-    const now = new Date();
-    const from = query.from ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    const to = query.to ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
-    if (from.getTime() >= to.getTime()) throw invalidRange('from must be before to');
-    if (to.getTime() - from.getTime() > MAX_SPEND_DAYS * DAY_MS) {
-      throw invalidRange(`a report covers at most ${MAX_SPEND_DAYS} days`);
-    }
-    const range = { workspaceId, from, to };
-    const [total, byDay, byModel, byChannel] = await Promise.all([
-      repo.spendTotal(this.db, range),
+    const range = rangeOf(workspaceId, query);
+    const [totals, byDay, byModel, byChannel] = await Promise.all([
+      repo.spendTotals(this.db, range),
       repo.spendByDay(this.db, range),
       repo.spendByModel(this.db, range),
       repo.spendByChannel(this.db, range),
     ]);
     return {
-      total_usd: total,
-      by_day: fillDays(byDay, from, to),
+      ...totals,
+      by_day: fillDays(byDay, range.from, range.to),
       by_model: byModel,
       by_channel: byChannel,
     };
   }
+
+  /** The known costs and the calls of unknown cost, by default this UTC month. */
+  totals(workspaceId: string, query: SpendQuery = {}): Promise<repo.SpendTotals> {
+    return repo.spendTotals(this.db, rangeOf(workspaceId, query));
+  }
+}
+
+function rangeOf(workspaceId: string, query: SpendQuery): repo.SpendRange {
+  const now = new Date();
+  const from = query.from ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  const to = query.to ?? new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1));
+  if (from.getTime() >= to.getTime()) throw invalidRange('from must be before to');
+  if (to.getTime() - from.getTime() > MAX_SPEND_DAYS * DAY_MS) {
+    throw invalidRange(`a report covers at most ${MAX_SPEND_DAYS} days`);
+  }
+  return { workspaceId, from, to };
 }
 
 /** Every UTC day the range touches, in order. */

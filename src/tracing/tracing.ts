@@ -214,10 +214,13 @@ function messages(role: 'user' | 'assistant', text: string): string {
   return JSON.stringify([{ role, parts: [{ type: 'text', content: text }] }]);
 }
 
-/** An error's class (or its HTTP status), never its message: messages may quote content. */
+/**
+ * An error's class (or its HTTP status outside 2xx), never its message: messages may quote
+ * content. A 2xx that brought no usable reply is the error's class.
+ */
 function errorType(error: unknown): string {
   const status = (error as { httpStatus?: unknown } | null)?.httpStatus;
-  if (typeof status === 'number') return String(status);
+  if (typeof status === 'number' && (status < 200 || status > 299)) return String(status);
   return error instanceof Error ? error.name : 'Error';
 }
 

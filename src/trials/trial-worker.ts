@@ -2,10 +2,10 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import { priceUnknown, settleSpend } from '../spend/budget-gate.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { attemptRecord } from '../worker/ai-call.js';
 import { countCalls } from '../worker/call-metrics.js';
-import { spendOnCalls } from '../worker/call-spend.js';
 import {
   askAttempt,
   prepareRequest,
@@ -135,6 +135,18 @@ export class TrialWorker {
       };
     }
     const targets = await pricedTargets(this.options, result.workspace_id, prepared.settings);
+    const unpriced = result.budgeted ? priceUnknown(targets) : undefined;
+    if (unpriced !== undefined) {
+      const { prompt } = prepared.request;
+      return {
+        ...none,
+        status: 'failed',
+        prompt,
+        error: unpriced,
+        latency_ms: null,
+        missing: prepared.missing,
+      };
+    }
     let asked;
     try {
       asked = await askAttempt(prepared, targets, signal);
@@ -143,7 +155,7 @@ export class TrialWorker {
       throw error;
     }
     const { log, metrics, recordSpend } = this.options;
-    await spendOnCalls(recordSpend, log, { ...result, eventId: null }, asked.result.calls);
+    await settleSpend(recordSpend, log, { ...result, eventId: null }, asked.result.calls);
     countCalls(metrics, asked.result.calls);
     const call = attemptRecord(asked.result);
     return {

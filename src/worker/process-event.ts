@@ -1,9 +1,9 @@
 import type { AiError } from '../ai/ai-provider.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
+import { priceUnknown, settleSpend } from '../spend/budget-gate.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { attemptRecord, type AiCallRecord } from './ai-call.js';
-import { spendOnCalls } from './call-spend.js';
 import { countCalls } from './call-metrics.js';
 import {
   askAttempt,
@@ -95,6 +95,11 @@ export async function processEvent(
 
   // Resolved before the attempt is counted: a database error here leaves the event untouched.
   const targets = await pricedTargets(deps, event.workspace_id, settings);
+  const unpriced = event.budgeted ? priceUnknown(targets) : undefined;
+  if (unpriced !== undefined) {
+    log.warn({ eventId, error: unpriced }, 'event failed: its model has no known price');
+    return finish({ status: 'failed', error: unpriced, prompt });
+  }
   const first = targets[0] as (typeof targets)[number];
   const attempts = await deps.recordStarted({
     eventId,
@@ -122,7 +127,7 @@ export async function processEvent(
     return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
   }
   const { result } = asked;
-  await spendOnCalls(deps.recordSpend, log, { ...event, eventId }, result.calls);
+  await settleSpend(deps.recordSpend, log, { ...event, eventId }, result.calls);
   callEnded();
   countCalls(deps.metrics, result.calls);
   const call = attemptRecord(result);

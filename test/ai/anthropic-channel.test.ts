@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { type ChannelJson } from '../support/driver.js';
+import { eventually } from '../support/eventually.js';
 import { fakeReplyTo } from '../support/fake-ai-server.js';
 import { FAKE_ANTHROPIC_KEY } from '../support/fake-anthropic-server.js';
 import { useFakeAnthropic, useTestApp } from '../support/harness.js';
@@ -82,6 +83,40 @@ describe('a channel answered through Anthropic', () => {
       tools: [{ name: 'reply', input_schema: schema }],
       tool_choice: { type: 'tool', name: 'reply' },
     });
+  });
+
+  it('keeps the usage and cost of an answer without the reply tool call: it is billed', async () => {
+    await driver
+      .api('put', '/prices/claude-fake')
+      .send({ input_per_mtok: 3, output_per_mtok: 15 })
+      .expect(200);
+    const channel = await channelWith({ response_format: 'json' });
+    api.enqueue({
+      body: {
+        type: 'message',
+        content: [{ type: 'text', text: 'no tool' }],
+        usage: { input_tokens: 1000, output_tokens: 100 },
+      },
+    });
+    const id = await receive(channel);
+    await createWorker(app.ctx).runOnce();
+    const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
+    const cost = (1000 * 3 + 100 * 15) / 1e6;
+    expect(await event(id)).toMatchObject({
+      status: 'pending',
+      error: expect.stringMatching(/^The AI server sent an answer without the reply tool call/),
+      usage,
+      cost_usd: expect.closeTo(cost, 12),
+      calls: [{ status: 'error', http_status: 200, usage, cost_usd: expect.closeTo(cost, 12) }],
+    });
+    // Without a budget the worker does not wait for the ledger's record.
+    await eventually(
+      async () => (await driver.api('get', '/spend').expect(200)).body.total_usd > 0 || undefined,
+      { what: 'the call in the spend ledger' },
+    );
+    const spend = (await driver.api('get', '/spend').expect(200)).body;
+    expect(spend.total_usd).toBeCloseTo(cost, 12);
+    await driver.api('delete', '/prices/claude-fake').expect(204);
   });
 
   it('answers a json channel through the tool as a JSON object', async () => {

@@ -160,10 +160,38 @@ describe('Brain Logs', () => {
       "Refused: the workspace has spent this month's AI budget",
     );
     expect(rowOf(html, paid)).toContain('<span class="c-cost">$0.00042</span>');
-    expect(rowOf(html, unknown)).toContain('<span class="c-cost"></span>');
+    expect(rowOf(html, unknown)).toContain('<span class="c-cost">unknown</span>');
     const page = (await client.page(`/logs/${paid}`)).text;
     expect(page).toContain('<dd class="event-cost" data-usd="0.00042">$0.00042</dd>');
     expect((await client.page(`/logs/${unknown}`)).text).toContain('Unknown: no price');
+  });
+
+  it('shows a cost nobody knows as unknown, never as $0, each call’s included', async () => {
+    const { id, url } = await newChannel('Unknown costs');
+    const eventId = String((await driver.sendEvent(url, { order: { id: 9 } })).body.event_id);
+    const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
+    const call = { status: 'ok', http_status: 200, error: null, latency_ms: 5, usage };
+    // The model nobody priced answered; the free one (a model run in-house) costs 0.
+    const calls = [
+      { ...call, provider: 'default', model: 'house-model', cost_usd: null },
+      { ...call, provider: 'default', model: 'free-model', cost_usd: 0 },
+    ];
+    await app.ctx.db.query(
+      `update events set status = 'replied', attempts = 1, completed_at = now(), cost_usd = 0,
+         calls = $2::jsonb
+       where id = $1`,
+      [eventId, JSON.stringify(calls)],
+    );
+    const html = (await client.page(`/logs?channel=${id}`)).text;
+    expect(rowOf(html, eventId)).toContain('<span class="c-cost">unknown</span>');
+    expect(await detailOf(eventId)).toContain(' · cost unknown');
+    const page = unescapeHtml((await client.page(`/logs/${eventId}`)).text);
+    expect(page).toContain(
+      '<dd class="event-cost" data-usd="0">unknown: 1 of its calls cost an unknown amount',
+    );
+    expect([...page.matchAll(/<td class="num call-cost">([^<]*)<\/td>/g)].map((m) => m[1])).toEqual(
+      ['unknown', '$0'],
+    );
   });
 
   it('shows the prompt, the reply, the error and the attempts', async () => {

@@ -75,6 +75,33 @@ describe('the workspace page', () => {
     await app.ctx.db.query(`update workspaces set spent_usd = 0`);
   });
 
+  it('shows a spend of unknown cost as unknown, never as $0', async () => {
+    const workspace = (await driver.api('get', '/workspace')).body as { id: string };
+    // One call of this month nobody priced: the month's spend counts nothing for it.
+    await app.ctx.db.query(
+      `insert into spend (workspace_id, provider, model, prompt_tokens, completion_tokens, cost_usd)
+       values ($1, 'default', 'house-model', 10, 2, null)`,
+      [workspace.id],
+    );
+    try {
+      const html = (await client.page('/workspace')).text;
+      expect(html).toContain('id="spent-usd" data-usd="0">unknown</strong> spent');
+      expect(unescapeHtml(html)).toMatch(
+        /id="spent-unpriced">1 call this month cost an unknown amount, not counted here/,
+      );
+      expect(html).toContain(
+        'costing <strong id="usage-cost">unknown</strong> (<span id="usage-unpriced">1 call of unknown cost</span>)',
+      );
+      const today = new Date().toISOString().slice(0, 10);
+      const row = new RegExp(`<tr data-day="${today}" [^>]*data-cost="">[\\s\\S]*?</tr>`).exec(
+        html,
+      );
+      expect(row?.[0]).toContain('<td class="num">unknown</td>');
+    } finally {
+      await app.ctx.db.query('delete from spend');
+    }
+  });
+
   it('resets usage to 0', async () => {
     const id = await client.createChannel('Reset');
     await driver.sendEvent(await client.webhookUrl(id));

@@ -290,11 +290,12 @@ describe('POST /api/v1/providers/{id}/test', () => {
     const callsBefore = ai.requests.length;
     await driver.api('patch', '/workspace').send({ monthly_budget_usd: 0 }).expect(200);
     try {
+      // Refused as a webhook is, with the contract's problem.
       const test = await driver
         .api('post', `/providers/${provider.id}/test`)
         .send({ model: 'test-model' })
-        .expect(200);
-      expect(test.body).toEqual({ ok: false, error: expect.stringMatching(/budget is spent/) });
+        .expect(403);
+      expect(test.body).toMatchObject({ code: 'budget_exceeded', monthly_budget_usd: 0 });
       expect(ai.requests.length).toBe(callsBefore);
     } finally {
       await driver.api('patch', '/workspace').send({ monthly_budget_usd: null }).expect(200);

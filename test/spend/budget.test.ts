@@ -1,10 +1,13 @@
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { CALLS_IN_FLIGHT } from '../../src/spend/budget-gate.js';
 import { createWorker } from '../../src/worker/create-worker.js';
+import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from '../panel/panel-client.js';
 import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
 import { useTestApp } from '../support/harness.js';
 
-const { app, driver, ai } = useTestApp({ ai: true });
+const { app, driver, ai } = useTestApp({ ai: true, env: ADMIN_ENV });
+const client = useSignedInAdmin(app);
 let channel: ChannelJson;
 
 // Every call of these tests costs exactly $1: the fake model reports 1 prompt token.
@@ -179,4 +182,96 @@ describe('a monthly AI budget', () => {
     expect(counts).toEqual({ replied: spent, pending: events - spent });
     expect(await createWorker(app.ctx).runOnce()).toBe(0);
   }, 120_000);
+});
+
+describe('a model with no known price, while the workspace has a budget', () => {
+  const UNPRICED = 'house-model-9';
+
+  it('is not asked: the event fails at once with price_unknown, naming the model', async () => {
+    const unpriced = await driver.createChannel({ name: 'Unpriced', ai: { model: UNPRICED } });
+    // A priced channel model does not cover an unpriced fallback's.
+    const fallback = await driver.createChannel({
+      name: 'Unpriced fallback',
+      ai: { model: MODEL, fallbacks: [{ provider: 'default', model: UNPRICED }] },
+    });
+    await driver.setWorkspace({ monthly_budget_usd: 100 }).expect(200);
+    const sent = [
+      await driver.sendEvent(unpriced.webhook_url, { order: { id: 1 } }),
+      await driver.sendEvent(fallback.webhook_url, { order: { id: 2 } }),
+    ];
+    expect(await createWorker(app.ctx).runOnce()).toBe(2);
+    for (const res of sent) {
+      const event = (await driver.api('get', `/events/${String(res.body.event_id)}`).expect(200))
+        .body;
+      expect(event).toMatchObject({ status: 'failed', attempts: 0, calls: [], cost_usd: null });
+      expect(event.error).toMatch(
+        /^price_unknown: the model "house-model-9" \(provider "default"\)/,
+      );
+    }
+    expect(ai.requests).toHaveLength(0);
+
+    // Priced (at 0, as a model run in-house), it is asked.
+    await driver.api('put', `/prices/${UNPRICED}`).send({ input_per_mtok: 0, output_per_mtok: 0 });
+    try {
+      const again = await driver.sendEvent(unpriced.webhook_url, { order: { id: 3 } });
+      await createWorker(app.ctx).runOnce();
+      const event = await driver.api('get', `/events/${String(again.body.event_id)}`).expect(200);
+      expect(event.body).toMatchObject({ status: 'replied', cost_usd: 0 });
+    } finally {
+      await driver.api('delete', `/prices/${UNPRICED}`).expect(204);
+    }
+  });
+
+  it('is not asked by a provider test either', async () => {
+    await driver.setWorkspace({ monthly_budget_usd: 100 }).expect(200);
+    const test = await driver
+      .api('post', '/providers/default/test')
+      .send({ model: UNPRICED })
+      .expect(200);
+    expect(test.body).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^price_unknown: the model "house-model-9"/),
+    });
+    expect(ai.requests).toHaveLength(0);
+  });
+});
+
+describe('provider tests under a budget', () => {
+  const testDefault = () => driver.api('post', '/providers/default/test').send({ model: MODEL });
+
+  it('are refused with 403 budget_exceeded once it is spent, in the API and the panel', async () => {
+    await driver.setWorkspace({ monthly_budget_usd: 0 }).expect(200);
+    const refused = await testDefault();
+    expect(refused.status).toBe(403);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({
+      status: 403,
+      code: 'budget_exceeded',
+      title: 'AI budget used up',
+      resets_at: (await workspace()).budget_resets_at,
+      monthly_budget_usd: 0,
+    });
+
+    const page = await client.form('/providers/default/test', { model: MODEL });
+    expect(page.status).toBe(403);
+    expect(unescapeHtml(page.text)).toContain(
+      'Failed: The workspace has spent its AI budget of 0 USD for this month',
+    );
+    expect(ai.requests).toHaveLength(0);
+  });
+
+  it('run together, pass a nearly spent budget by no more than the tests in flight', async () => {
+    // Each test's call costs $1: once one is counted, the budget is spent.
+    await driver.setWorkspace({ monthly_budget_usd: 0.5 }).expect(200);
+    ai.defaultReply = { delayMs: 50 };
+    const answers = await Promise.all(Array.from({ length: 12 }, testDefault));
+    const passed = answers.filter((res) => res.status === 200 && res.body.ok === true);
+    const refused = answers.filter((res) => res.status === 403);
+    expect(passed.length + refused.length).toBe(answers.length);
+    expect(refused.every((res) => res.body.code === 'budget_exceeded')).toBe(true);
+    expect(passed.length).toBeGreaterThanOrEqual(1);
+    expect(passed.length).toBeLessThanOrEqual(CALLS_IN_FLIGHT);
+    expect(ai.requests).toHaveLength(passed.length);
+    expect((await workspace()).spent_usd).toBe(passed.length);
+  });
 });

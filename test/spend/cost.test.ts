@@ -95,6 +95,38 @@ describe('what an event cost', () => {
       },
     ]);
     expect(spend.total_usd).toBe(0);
+    expect(spend.unpriced_calls).toBe(1);
+  });
+
+  it('keeps the usage and cost of an answer without the reply in it: it is billed', async () => {
+    const channel = await channelFor('billed-model');
+    expect((await putPrice('billed-model', 1, 2)).status).toBe(200);
+    ai.enqueue({
+      body: {
+        ...chatCompletion(null),
+        usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+      },
+    });
+    const event = await answered(channel);
+    // (300 × 1 + 40 × 2) / 1e6, in the call, the event, the ledger and the month's spend
+    const cost = 380 / 1e6;
+    expect(event).toMatchObject({
+      status: 'pending',
+      usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+      cost_usd: expect.closeTo(cost, 12),
+      calls: [
+        {
+          status: 'error',
+          http_status: 200,
+          usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+          cost_usd: expect.closeTo(cost, 12),
+        },
+      ],
+    });
+    expect(event.error).toMatch(/^The AI server sent an answer without a reply in it/);
+    expect(await spentOnceRecorded(driver, 1)).toBeCloseTo(cost, 12);
+    const spend = (await driver.api('get', '/spend').expect(200)).body;
+    expect(spend).toMatchObject({ total_usd: expect.closeTo(cost, 12), unpriced_calls: 0 });
   });
 
   it('sums the known costs of every call of an event, retries included', async () => {
@@ -270,6 +302,7 @@ describe('GET /api/v1/spend', () => {
       .expect((res) => {
         expect(res.body).toEqual({
           total_usd: 0,
+          unpriced_calls: 0,
           by_day: [
             { day: '2026-01-01', calls: 0, cost_usd: 0 },
             { day: '2026-01-02', calls: 0, cost_usd: 0 },
