@@ -13,7 +13,10 @@ export interface ChannelRow {
   enabled: boolean;
   /** The stored AI settings (see `toAiSettings`). */
   ai: unknown;
+  /** The webhook token as stored: sealed (open it to show the URL). */
   webhook_token: string;
+  /** What requests are looked up by, and what the receivers' caches know the channel by. */
+  webhook_token_hash: string;
   verification: VerificationSettings;
   /** Whether a verification secret is stored; the secret itself is never read here. */
   secret_set: boolean;
@@ -29,7 +32,7 @@ export interface ChannelRow {
   updated_at: Date;
 }
 
-const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token,
+const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token, webhook_token_hash,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
   reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
 
@@ -83,7 +86,7 @@ export async function insertChannel(
       channel.name,
       channel.template,
       channel.enabled,
-      channel.token,
+      secrets.seal(channel.token),
       channel.tokenHash,
       senders.verification ? JSON.stringify(senders.verification) : null,
       secrets.seal(senders.secret),
@@ -219,6 +222,7 @@ export async function updateChannel(
 /** Gives the channel a new token; `previous_token_hash` is the hash of the URL it replaced. */
 export async function replaceWebhookToken(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
   token: string,
@@ -233,7 +237,7 @@ export async function replaceWebhookToken(
      update channels set webhook_token = $3, webhook_token_hash = $4, updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}, (select webhook_token_hash from previous) as previous_token_hash`,
-    [workspaceId, id, token, tokenHash],
+    [workspaceId, id, secrets.seal(token), tokenHash],
   );
   return rows[0];
 }

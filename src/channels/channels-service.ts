@@ -109,7 +109,7 @@ export class ChannelsService {
       enabled: row.enabled,
       template: row.template,
       ai: toAiSettings(row.ai),
-      webhook_url: this.webhookUrl(row.webhook_token),
+      webhook_url: this.webhookUrl(this.secrets.open(row.webhook_token)),
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
       dedup: row.dedup,
@@ -221,7 +221,7 @@ export class ChannelsService {
       ai === undefined && destinations === undefined
         ? await write(this.db)
         : await this.db.transaction(write);
-    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
+    if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
   }
 
@@ -293,7 +293,7 @@ export class ChannelsService {
         reply: { secret: newSigningSecret() },
       });
     });
-    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
+    if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
   }
 
@@ -302,6 +302,7 @@ export class ChannelsService {
     const token = newWebhookToken();
     const row = await repo.replaceWebhookToken(
       this.db,
+      this.secrets,
       workspaceId,
       id,
       token,

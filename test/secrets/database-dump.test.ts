@@ -151,6 +151,29 @@ describe('secrets at rest', () => {
     for (const key of Object.values(keys)) expect(foundIn(app.logText(), key), key).toEqual([]);
   });
 
+  it('a dump holds no webhook token; the webhook URL the API shows, made anew, is the one that receives', async () => {
+    const tokenOf = (url: string) => new URL(url).pathname.split('/').pop() as string;
+    const channel = await driver.createChannel();
+    const regenerated = await driver
+      .api('post', `/channels/${channel.id}/regenerate-url`)
+      .expect(200);
+    const listed = await driver.api('get', '/channels').expect(200);
+    const shown = (listed.body.data as ChannelJson[]).find((c) => c.id === channel.id);
+    expect(shown?.webhook_url).toBe(regenerated.body.webhook_url);
+    const [before, after] = [channel.webhook_url, regenerated.body.webhook_url as string];
+    expect((await driver.sendEvent(before, { order: { id: 1 } })).status).toBe(404);
+    expect((await driver.sendEvent(after, { order: { id: 2 } })).status).toBe(200);
+
+    const dump = await databaseDump(app.database.db, app.database.url);
+    for (const token of [tokenOf(before), tokenOf(after)])
+      expect(foundIn(dump, token), token).toEqual([]);
+    const { rows } = await app.ctx.db.query<{ webhook_token: string }>(
+      'select webhook_token from channels where id = $1',
+      [channel.id],
+    );
+    expect(rows[0]?.webhook_token).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
+  });
+
   it('seals a value anew each time: the same secret is never stored twice alike', async () => {
     const signer = SIGNERS.find((s) => s.scheme === 'github') as (typeof SIGNERS)[number];
     const a = await signedChannel(signer);
