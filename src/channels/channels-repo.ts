@@ -2,6 +2,7 @@ import type { AiSettings } from '../ai/ai-settings.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { storedForm } from '../secrets/secret-values.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
 import type { DedupSettings, VerificationSettings } from './sender-settings.js';
 
@@ -22,6 +23,7 @@ export interface ChannelRow {
   secret_set: boolean;
   allowed_ips: string[];
   dedup: DedupSettings;
+  /** As stored: sealed when it holds credentials or a query string. */
   reply_url: string | null;
   reply_enabled: boolean;
   reply_disabled_reason: string | null;
@@ -92,7 +94,7 @@ export async function insertChannel(
       secrets.seal(senders.secret),
       senders.allowedIps ?? null,
       senders.dedup ? JSON.stringify(senders.dedup) : null,
-      channel.reply.url ?? null,
+      storedForm(secrets, 'url', channel.reply.url),
       channel.reply.enabled ?? null,
       secrets.seal(channel.reply.secret),
       JSON.stringify(channel.ai),
@@ -208,7 +210,7 @@ export async function updateChannel(
       senders?.allowedIps ?? null,
       senders?.dedup ? JSON.stringify(senders.dedup) : null,
       changes.reply.url !== undefined,
-      changes.reply.url ?? null,
+      storedForm(secrets, 'url', changes.reply.url),
       changes.reply.enabled ?? null,
       secrets.seal(changes.reply.secret),
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
@@ -217,6 +219,19 @@ export async function updateChannel(
     ],
   );
   return rows[0];
+}
+
+/** The channel's reply URL as stored (sealed when it holds a secret), or null. */
+export async function findReplyUrl(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<string | null> {
+  const { rows } = await db.query<{ reply_url: string | null }>(
+    `select reply_url from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
+    [workspaceId, id],
+  );
+  return rows[0]?.reply_url ?? null;
 }
 
 /** Gives the channel a new token; `previous_token_hash` is the hash of the URL it replaced. */

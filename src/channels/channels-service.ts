@@ -11,6 +11,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { keptUrl, shownUrl } from '../secrets/secret-values.js';
 import type { DestinationInput } from '../destinations/destination-schemas.js';
 import type { DestinationJson, DestinationsService } from '../destinations/destinations-service.js';
 import { newSigningSecret } from '../platform/secrets.js';
@@ -114,7 +115,7 @@ export class ChannelsService {
       allowed_ips: row.allowed_ips,
       dedup: row.dedup,
       reply_delivery: {
-        url: row.reply_url,
+        url: row.reply_url === null ? null : shownUrl(this.secrets.open(row.reply_url)),
         enabled: row.reply_enabled,
         disabled_reason: row.reply_disabled_reason,
       },
@@ -193,6 +194,11 @@ export class ChannelsService {
     const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
     const reply = await this.replyChanges(reply_delivery, destinations);
     const write = async (db: Queryable) => {
+      // The URL as read back (without its password) keeps the stored one.
+      if (reply.url) {
+        const stored = await repo.findReplyUrl(db, workspaceId, id);
+        reply.url = keptUrl(reply.url, stored && this.secrets.open(stored));
+      }
       let senders;
       if (verification || allowed_ips || dedup) {
         const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
