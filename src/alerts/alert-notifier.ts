@@ -5,13 +5,13 @@ import { parsePayload, renderTemplate } from '../template/index.js';
 import { DEFAULT_ALERT_MESSAGE, sendingSettings } from './alert-notify.js';
 import { toAlertJson } from './alert-object.js';
 import { MESSAGE_TYPES } from './alert-states.js';
-import type { AlertToNotify } from './alerts-repo.js';
+import { withNotifyUrl, type AlertToNotify, type StoredRow } from './alerts-repo.js';
 import type { ClaimedNotification } from './notification-queue.js';
 
 export interface NotifierDeps {
   /** The destination senders' HTTP clients and platform URLs. */
   senders: SenderDeps;
-  /** Opens the notify secrets. */
+  /** Opens the notify secrets (and notify URLs sealed for their credentials or query). */
   secrets: SecretBox;
   /** The workspace's alert secret (`whsec_...`), made on first use. */
   alertSecret: (workspaceId: string) => Promise<string>;
@@ -26,9 +26,10 @@ export interface NotifierDeps {
  */
 export async function notify(
   deps: NotifierDeps,
-  alert: AlertToNotify,
+  stored: StoredRow<AlertToNotify>,
   change: ClaimedNotification,
 ): Promise<SendOutcome> {
+  const alert = withNotifyUrl(deps.secrets, stored);
   const shown = { ...toAlertJson(alert), state: change.state, last_value: change.value };
   const view = parsePayload(
     JSON.stringify({

@@ -6,12 +6,16 @@ import {
   type DestinationKind,
   type DestinationSettings,
 } from '../destinations/destination-schemas.js';
+import { shownUrl } from '../secrets/secret-values.js';
 import type { AlertNotify } from './alert-schemas.js';
 
-/** An alert's destination as stored: everything but its secret, which is sealed on its own. */
+/**
+ * An alert's destination as stored: everything but its secret, which is sealed on its own, and
+ * its URL, stored apart (sealed when it holds credentials or a query string: alerts-repo.ts).
+ */
 export interface StoredNotify {
   kind: DestinationKind;
-  /** The webhook kind's URL (shown; not a secret). */
+  /** The webhook kind's URL, shown without its password. */
   url?: string;
   message?: string;
   /** Slack's `channel` and `thread_ts`, Telegram's `chat_id` and `reply_to`, Discord's `thread_id`. */
@@ -55,7 +59,7 @@ export function missingSecret(notify: StoredNotify): string | undefined {
 /** A notify as the API shows it: its secret only as `token_set` / `url_set`. */
 export function shownNotify(stored: StoredNotify, secretSet: boolean): Record<string, unknown> {
   const shown: Record<string, unknown> = { kind: stored.kind };
-  if (stored.kind === 'webhook') shown.url = stored.url;
+  if (stored.kind === 'webhook') shown.url = stored.url && shownUrl(stored.url);
   else if (secretName(stored) === 'webhook_url') shown.url_set = secretSet;
   else shown.token_set = secretSet;
   for (const name of FIELD_NAMES[stored.kind]) shown[name] = stored.fields[name] ?? null;

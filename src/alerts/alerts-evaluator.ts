@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import { evaluateAlerts } from './alert-evaluate.js';
 import { notify, type NotifierDeps } from './alert-notifier.js';
 import type { SendOutcome } from '../destinations/destination-sender.js';
-import { alertsByIds, type AlertToNotify } from './alerts-repo.js';
+import { alertsByIds, type AlertToNotify, type StoredRow } from './alerts-repo.js';
 import {
   claimNotifications,
   markAttemptFailed,
@@ -79,10 +79,13 @@ export class AlertsEvaluator {
     this.options.senders.close();
   }
 
-  private async send(alert: AlertToNotify, change: ClaimedNotification): Promise<boolean> {
+  private async send(
+    alert: StoredRow<AlertToNotify>,
+    change: ClaimedNotification,
+  ): Promise<boolean> {
     const { db, log } = this.options;
     const sent = await notify(this.options, alert, change).catch((error: unknown): SendOutcome => {
-      // A notify that cannot even be sent (its secret sealed under a key no longer
+      // A notify that cannot even be sent (its secret or URL sealed under a key no longer
       // configured, the alert secret unreadable) is a failed attempt like any other: it
       // counts toward MAX_ATTEMPTS instead of being taken again every lease, for ever, and
       // the notifications after it in this run still go.

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { storedForm } from '../secrets/secret-values.js';
 import type { AlertState, NotificationState } from './alert-states.js';
 import type { StoredNotify } from './alert-notify.js';
 import type { AlertCondition } from './alert-schemas.js';
@@ -9,6 +10,7 @@ export interface AlertRow {
   workspace_id: string;
   name: string;
   condition: AlertCondition;
+  /** With its `url` opened (stored apart, in `notify_url`, sealed when it holds a secret). */
   notify: StoredNotify;
   /** Whether the notify's secret is stored; the secret itself is read only for sending. */
   notify_secret_set: boolean;
@@ -31,8 +33,32 @@ export interface AlertChangeRow {
 }
 
 /** The columns of an alert row, of the table named `a` in the statement. */
-const COLUMNS = `a.id::text, a.workspace_id::text, a.name, a.condition, a.notify,
+const COLUMNS = `a.id::text, a.workspace_id::text, a.name, a.condition, a.notify, a.notify_url,
   a.notify_secret is not null as notify_secret_set, a.enabled, a.state, a.since, a.last_value`;
+
+/** A row as read: the notify's URL apart, as stored. */
+export type StoredRow<Row extends AlertRow> = Row & { notify_url: string | null };
+
+/** The row with its notify whole: the URL kept apart put back, opened. */
+export function withNotifyUrl<Row extends AlertRow>(
+  secrets: SecretBox,
+  stored: StoredRow<Row>,
+): Row {
+  const url = stored.notify_url;
+  return url === null
+    ? stored
+    : { ...stored, notify: { ...stored.notify, url: secrets.open(url) } };
+}
+
+/** The notify document as stored (its URL apart) and the URL as stored. */
+function notifyColumns(
+  secrets: SecretBox,
+  notify: StoredNotify | undefined,
+): [string | null, string | null] {
+  if (!notify) return [null, null];
+  const { url, ...rest } = notify;
+  return [JSON.stringify(rest), storedForm(secrets, 'url', url)];
+}
 
 /** An alert as its notification is sent: its notify's secret (sealed) and its workspace's name. */
 export interface AlertToNotify extends AlertRow {
@@ -50,32 +76,40 @@ export interface AlertWrite {
   enabled?: boolean;
 }
 
-export async function listAlerts(db: Queryable, workspaceId: string): Promise<AlertRow[]> {
-  const { rows } = await db.query<AlertRow>(
+export async function listAlerts(
+  db: Queryable,
+  secrets: SecretBox,
+  workspaceId: string,
+): Promise<AlertRow[]> {
+  const { rows } = await db.query<StoredRow<AlertRow>>(
     `select ${COLUMNS} from alerts a where a.workspace_id = $1 order by a.id`,
     [workspaceId],
   );
-  return rows;
+  return rows.map((row) => withNotifyUrl(secrets, row));
 }
 
 export async function findAlert(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
 ): Promise<AlertRow | undefined> {
-  const { rows } = await db.query<AlertRow>(
+  const { rows } = await db.query<StoredRow<AlertRow>>(
     `select ${COLUMNS} from alerts a where a.workspace_id = $1 and a.id = $2`,
     [workspaceId, id],
   );
-  return rows[0];
+  return rows[0] && withNotifyUrl(secrets, rows[0]);
 }
 
-/** The alerts of these ids, whatever their workspace (the notifications being sent). */
+/**
+ * The alerts of these ids, whatever their workspace (the notifications being sent), their
+ * notify's URL as stored: it is opened with the secret, when each is sent (`withNotifyUrl`).
+ */
 export async function alertsByIds(
   db: Queryable,
   ids: string[],
-): Promise<Map<string, AlertToNotify>> {
-  const { rows } = await db.query<AlertToNotify>(
+): Promise<Map<string, StoredRow<AlertToNotify>>> {
+  const { rows } = await db.query<StoredRow<AlertToNotify>>(
     `select ${COLUMNS}, a.notify_secret, w.name as workspace_name
      from alerts a join workspaces w on w.id = a.workspace_id
      where a.id = any($1::bigint[])`,
@@ -86,22 +120,26 @@ export async function alertsByIds(
 
 export async function insertAlert(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   input: Required<Pick<AlertWrite, 'name' | 'condition' | 'notify'>> & AlertWrite,
 ): Promise<AlertRow> {
-  const { rows } = await db.query<AlertRow>(
-    `insert into alerts as a (workspace_id, name, condition, notify, notify_secret, enabled)
-     values ($1, $2, $3, $4, $5, $6) returning ${COLUMNS}`,
+  const [notify, notifyUrl] = notifyColumns(secrets, input.notify);
+  const { rows } = await db.query<StoredRow<AlertRow>>(
+    `insert into alerts as a (workspace_id, name, condition, notify, notify_url, notify_secret,
+                              enabled)
+     values ($1, $2, $3, $4, $5, $6, $7) returning ${COLUMNS}`,
     [
       workspaceId,
       input.name,
       JSON.stringify(input.condition),
-      JSON.stringify(input.notify),
+      notify,
+      notifyUrl,
       input.notifySecret ?? null,
       input.enabled ?? true,
     ],
   );
-  return rows[0] as AlertRow;
+  return withNotifyUrl(secrets, rows[0] as StoredRow<AlertRow>);
 }
 
 /**
@@ -110,16 +148,19 @@ export async function insertAlert(
  */
 export async function updateAlert(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
   changes: AlertWrite,
 ): Promise<AlertRow | undefined> {
   const condition = changes.condition ? JSON.stringify(changes.condition) : null;
-  const { rows } = await db.query<AlertRow>(
+  const [notify, notifyUrl] = notifyColumns(secrets, changes.notify);
+  const { rows } = await db.query<StoredRow<AlertRow>>(
     `update alerts a set
        name = coalesce($3, name),
        condition = coalesce($4::jsonb, condition),
        notify = coalesce($5::jsonb, notify),
+       notify_url = case when $5::jsonb is null then notify_url else $9::text end,
        notify_secret = case when $7 then $8 else notify_secret end,
        enabled = coalesce($6, enabled),
        state = case when $4::jsonb is null then state else 'ok' end,
@@ -133,13 +174,14 @@ export async function updateAlert(
       id,
       changes.name ?? null,
       condition,
-      changes.notify ? JSON.stringify(changes.notify) : null,
+      notify,
       changes.enabled ?? null,
       changes.notifySecret !== undefined,
       changes.notifySecret ?? null,
+      notifyUrl,
     ],
   );
-  return rows[0];
+  return rows[0] && withNotifyUrl(secrets, rows[0]);
 }
 
 export async function deleteAlert(

@@ -5,6 +5,7 @@ import { whyUnreachable } from '../outbound/address-guard.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { keptUrl } from '../secrets/secret-values.js';
 import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
 import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
@@ -40,11 +41,11 @@ export class AlertsService {
   }
 
   async list(workspaceId: string): Promise<AlertJson[]> {
-    return (await repo.listAlerts(this.db, workspaceId)).map(toAlertJson);
+    return (await repo.listAlerts(this.db, this.secrets, workspaceId)).map(toAlertJson);
   }
 
   async get(workspaceId: string, id: string): Promise<AlertJson> {
-    const row = await repo.findAlert(this.db, workspaceId, id);
+    const row = await repo.findAlert(this.db, this.secrets, workspaceId, id);
     if (!row) throw notFound('This alert');
     return toAlertJson(row);
   }
@@ -52,18 +53,21 @@ export class AlertsService {
   async create(workspaceId: string, input: CreateAlert): Promise<AlertJson> {
     await this.requireChannel(workspaceId, input.condition);
     const notify = await this.notifyWrite(input.notify, undefined);
-    return toAlertJson(await repo.insertAlert(this.db, workspaceId, { ...input, ...notify }));
+    return toAlertJson(
+      await repo.insertAlert(this.db, this.secrets, workspaceId, { ...input, ...notify }),
+    );
   }
 
   async update(workspaceId: string, id: string, changes: UpdateAlert): Promise<AlertJson> {
-    const before = await repo.findAlert(this.db, workspaceId, id);
+    const before = await repo.findAlert(this.db, this.secrets, workspaceId, id);
     if (!before) throw notFound('This alert');
     if (changes.condition) await this.requireChannel(workspaceId, changes.condition);
     const { notify: given, ...rest } = changes;
-    const notify = given
-      ? await this.notifyWrite(given, before.notify_secret_set ? before.notify : undefined)
-      : {};
-    const row = await repo.updateAlert(this.db, workspaceId, id, { ...rest, ...notify });
+    const notify = given ? await this.notifyWrite(given, before) : {};
+    const row = await repo.updateAlert(this.db, this.secrets, workspaceId, id, {
+      ...rest,
+      ...notify,
+    });
     if (!row) throw notFound('This alert');
     return toAlertJson(row);
   }
@@ -103,15 +107,19 @@ export class AlertsService {
 
   /**
    * The notify to store and its secret, sealed. One sent without its secret keeps the stored
-   * one when it stays the same kind posting the same way (`withSecret`); else it must bring it.
+   * one when it stays the same kind posting the same way; else it must bring it. A `webhook`
+   * URL sent as it was read back keeps the stored URL's password.
    * A URL that leads to this host or its private network (SSRF) is refused unless
    * DELIVERY_ALLOW_PRIVATE is set; checked here, when it is saved, and again at every connection.
    */
   private async notifyWrite(
     notify: AlertNotify,
-    withSecret: StoredNotify | undefined,
+    before: repo.AlertRow | undefined,
   ): Promise<{ notify: StoredNotify; notifySecret?: string | null }> {
     const { stored, secret } = toStoredNotify(notify);
+    if (stored.url && before?.notify.kind === 'webhook')
+      stored.url = keptUrl(stored.url, before.notify.url);
+    const withSecret = before?.notify_secret_set ? before.notify : undefined;
     for (const [field, url] of [
       ['url', stored.url],
       ['webhook_url', 'webhook_url' in notify ? notify.webhook_url : undefined],

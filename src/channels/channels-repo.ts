@@ -2,6 +2,7 @@ import type { AiSettings } from '../ai/ai-settings.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { storedForm } from '../secrets/secret-values.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
 import type { DedupSettings, VerificationSettings } from './sender-settings.js';
 
@@ -13,12 +14,16 @@ export interface ChannelRow {
   enabled: boolean;
   /** The stored AI settings (see `toAiSettings`). */
   ai: unknown;
+  /** The webhook token as stored: sealed (open it to show the URL). */
   webhook_token: string;
+  /** What requests are looked up by, and what the receivers' caches know the channel by. */
+  webhook_token_hash: string;
   verification: VerificationSettings;
   /** Whether a verification secret is stored; the secret itself is never read here. */
   secret_set: boolean;
   allowed_ips: string[];
   dedup: DedupSettings;
+  /** As stored: sealed when it holds credentials or a query string. */
   reply_url: string | null;
   reply_enabled: boolean;
   reply_disabled_reason: string | null;
@@ -29,7 +34,7 @@ export interface ChannelRow {
   updated_at: Date;
 }
 
-const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token,
+const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token, webhook_token_hash,
   verification, verification_secret is not null as secret_set, allowed_ips, dedup,
   reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
 
@@ -83,13 +88,13 @@ export async function insertChannel(
       channel.name,
       channel.template,
       channel.enabled,
-      channel.token,
+      secrets.seal(channel.token),
       channel.tokenHash,
       senders.verification ? JSON.stringify(senders.verification) : null,
       secrets.seal(senders.secret),
       senders.allowedIps ?? null,
       senders.dedup ? JSON.stringify(senders.dedup) : null,
-      channel.reply.url ?? null,
+      storedForm(secrets, 'url', channel.reply.url),
       channel.reply.enabled ?? null,
       secrets.seal(channel.reply.secret),
       JSON.stringify(channel.ai),
@@ -205,7 +210,7 @@ export async function updateChannel(
       senders?.allowedIps ?? null,
       senders?.dedup ? JSON.stringify(senders.dedup) : null,
       changes.reply.url !== undefined,
-      changes.reply.url ?? null,
+      storedForm(secrets, 'url', changes.reply.url),
       changes.reply.enabled ?? null,
       secrets.seal(changes.reply.secret),
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
@@ -216,9 +221,23 @@ export async function updateChannel(
   return rows[0];
 }
 
+/** The channel's reply URL as stored (sealed when it holds a secret), or null. */
+export async function findReplyUrl(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<string | null> {
+  const { rows } = await db.query<{ reply_url: string | null }>(
+    `select reply_url from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
+    [workspaceId, id],
+  );
+  return rows[0]?.reply_url ?? null;
+}
+
 /** Gives the channel a new token; `previous_token_hash` is the hash of the URL it replaced. */
 export async function replaceWebhookToken(
   db: Queryable,
+  secrets: SecretBox,
   workspaceId: string,
   id: string,
   token: string,
@@ -233,7 +252,7 @@ export async function replaceWebhookToken(
      update channels set webhook_token = $3, webhook_token_hash = $4, updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
      returning ${COLUMNS}, (select webhook_token_hash from previous) as previous_token_hash`,
-    [workspaceId, id, token, tokenHash],
+    [workspaceId, id, secrets.seal(token), tokenHash],
   );
   return rows[0];
 }

@@ -11,6 +11,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { keptUrl, shownUrl } from '../secrets/secret-values.js';
 import type { DestinationInput } from '../destinations/destination-schemas.js';
 import type { DestinationJson, DestinationsService } from '../destinations/destinations-service.js';
 import { newSigningSecret } from '../platform/secrets.js';
@@ -109,12 +110,12 @@ export class ChannelsService {
       enabled: row.enabled,
       template: row.template,
       ai: toAiSettings(row.ai),
-      webhook_url: this.webhookUrl(row.webhook_token),
+      webhook_url: this.webhookUrl(this.secrets.open(row.webhook_token)),
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
       dedup: row.dedup,
       reply_delivery: {
-        url: row.reply_url,
+        url: row.reply_url === null ? null : shownUrl(this.secrets.open(row.reply_url)),
         enabled: row.reply_enabled,
         disabled_reason: row.reply_disabled_reason,
       },
@@ -193,6 +194,11 @@ export class ChannelsService {
     const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
     const reply = await this.replyChanges(reply_delivery, destinations);
     const write = async (db: Queryable) => {
+      // The URL as read back (without its password) keeps the stored one.
+      if (reply.url) {
+        const stored = await repo.findReplyUrl(db, workspaceId, id);
+        reply.url = keptUrl(reply.url, stored && this.secrets.open(stored));
+      }
       let senders;
       if (verification || allowed_ips || dedup) {
         const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
@@ -221,7 +227,7 @@ export class ChannelsService {
       ai === undefined && destinations === undefined
         ? await write(this.db)
         : await this.db.transaction(write);
-    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
+    if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
   }
 
@@ -293,7 +299,7 @@ export class ChannelsService {
         reply: { secret: newSigningSecret() },
       });
     });
-    if (row) this.options.onChanged?.(hashWebhookToken(row.webhook_token));
+    if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
   }
 
@@ -302,6 +308,7 @@ export class ChannelsService {
     const token = newWebhookToken();
     const row = await repo.replaceWebhookToken(
       this.db,
+      this.secrets,
       workspaceId,
       id,
       token,

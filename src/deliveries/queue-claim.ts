@@ -51,7 +51,8 @@ export const isReply = (delivery: ClaimedDelivery): delivery is ClaimedReply =>
  *   destination is unsent (pending, retrying or being sent): a thread's messages arrive in
  *   event order (the events of a thread finish one after the other, so ids follow it).
  * - The URL and secrets are read here, so an attempt uses the channel's settings of now; the
- *   secrets are opened here too, once per claim.
+ *   secrets (and a reply URL sealed for its credentials or query) are opened here too, once per
+ *   claim.
  * - Prepared under a name, unlike the events queue's statements: its generic plan walks the queue
  *   index from its head, whatever the backlog. The channel and the destination are checked in
  *   subqueries, not joined: with a join, the generic plan of the reply-or-destination condition
@@ -111,6 +112,7 @@ export async function claimDeliveries(
   );
   return rows.map((row) => ({
     ...row,
+    url: secrets.open(row.url),
     secret: secrets.open(row.secret),
     previous_secret: secrets.open(row.previous_secret),
   }));

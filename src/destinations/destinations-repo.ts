@@ -9,6 +9,7 @@ export interface DestinationRow {
   enabled: boolean;
   conditions: Condition[];
   message: string;
+  /** A `webhook`'s URL as stored: sealed when it holds credentials or a query string. */
   url: string | null;
   fields: Record<string, string>;
   /** Whether a secret is stored; the secret itself is read only for sending. */
@@ -32,7 +33,7 @@ export async function destinationsOfChannels(
   return rows;
 }
 
-/** A destination as written: `secret` sealed, or undefined to keep the stored one. */
+/** A destination as written: `url` as stored, `secret` sealed or undefined to keep the stored one. */
 export interface DestinationWrite {
   id?: string;
   kind: DestinationKind;

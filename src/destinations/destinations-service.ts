@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { AppError } from '../platform/errors.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { keptUrl, shownUrl, storedForm } from '../secrets/secret-values.js';
 import {
   DEFAULT_MESSAGE,
   DEFAULT_WHEN,
@@ -16,7 +17,10 @@ import {
 } from './destination-schemas.js';
 import * as repo from './destinations-repo.js';
 
-/** A destination as the API shows it: secrets only as `token_set` / `url_set`. */
+/**
+ * A destination as the API shows it: secrets only as `token_set` / `url_set`, a `webhook`'s URL
+ * without its password.
+ */
 export interface DestinationJson {
   id: string;
   kind: DestinationKind;
@@ -66,7 +70,8 @@ export class DestinationsService {
   /**
    * Replaces the channel's list, on `db` (the caller's transaction). An entry sent with its id
    * and no secret keeps the stored one, as long as it stays the same kind (and, for Slack, the
-   * same way of posting); any other entry of a kind with a secret must bring one.
+   * same way of posting); any other entry of a kind with a secret must bring one. A `webhook`
+   * sent with its id and its URL as read back keeps the URL's stored password.
    */
   async replace(
     db: Queryable,
@@ -84,13 +89,15 @@ export class DestinationsService {
       if (hasSecret(input.kind) && secret === undefined && !keepsSecret(input, before))
         invalid(`destinations.${index}`, `needs its ${secretName(input)}`);
       const settings = settingsOf(input);
+      const url =
+        settings.url && keptUrl(settings.url, before?.url && this.secrets.open(before.url));
       return {
         id: input.id,
         kind: input.kind,
         enabled: input.enabled ?? true,
         conditions: input.when ?? DEFAULT_WHEN,
         message: input.message ?? DEFAULT_MESSAGE,
-        url: settings.url ?? null,
+        url: storedForm(this.secrets, 'url', url),
         fields: { ...settings.fields },
         secret: secret === undefined ? undefined : this.secrets.seal(secret),
       };
@@ -102,7 +109,8 @@ export class DestinationsService {
   async ofChannels(channelIds: readonly string[]): Promise<Map<string, DestinationJson[]>> {
     const rows = await repo.destinationsOfChannels(this.db, channelIds);
     const byChannel = new Map<string, DestinationJson[]>(channelIds.map((id) => [id, []]));
-    for (const row of rows) byChannel.get(row.channel_id)?.push(toJson(row));
+    for (const row of rows)
+      byChannel.get(row.channel_id)?.push(toJson(row, row.url && this.secrets.open(row.url)));
     return byChannel;
   }
 
@@ -122,7 +130,7 @@ export class DestinationsService {
           message: row.message,
           settings: {
             kind: row.kind,
-            url: row.url,
+            url: this.secrets.open(row.url),
             secret: this.secrets.open(row.secret),
             fields: row.fields,
           },
@@ -146,7 +154,8 @@ function secretName(input: DestinationInput): string {
   return 'webhook_url';
 }
 
-function toJson(row: repo.DestinationRow): DestinationJson {
+/** `url`: the row's URL, opened. */
+function toJson(row: repo.DestinationRow, url: string | null): DestinationJson {
   const json: DestinationJson = {
     id: row.id,
     kind: row.kind,
@@ -154,7 +163,7 @@ function toJson(row: repo.DestinationRow): DestinationJson {
     when: row.conditions,
     message: row.message,
   };
-  if (row.kind === 'webhook') json.url = row.url ?? undefined;
+  if (row.kind === 'webhook') json.url = url ? shownUrl(url) : undefined;
   else if (row.kind === 'telegram' || (row.kind === 'slack' && row.fields.channel))
     json.token_set = row.secret_set;
   else json.url_set = row.secret_set;

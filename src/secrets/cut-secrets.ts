@@ -1,10 +1,14 @@
 import { decodedViews, type TextView } from './decoded-text.js';
+import { parsedUrl } from './secret-values.js';
 
 /** What a secret cut out of a text is replaced by, unless the caller names another. */
 export const SECRET_PLACEHOLDER = '[secret]';
 
-/** Query values shorter than this are not taken for tokens (`?v=2`, `?wait=true`). */
-const MIN_QUERY_VALUE = 8;
+/**
+ * Query values (`?v=2`, `?wait=true`) and lone user names (`https://ci@…`) shorter than this are
+ * not taken for tokens.
+ */
+const MIN_URL_PART = 8;
 /** Plain values shorter than this are not looked for in base64: their encoding is no secret. */
 const MIN_BASE64_SOURCE = 8;
 
@@ -13,8 +17,10 @@ const MIN_BASE64_SOURCE = 8;
  * - `values`, secret whole: a token, an API key, a header's value, a secret webhook URL (whose
  *   path holds its token, so the path is cut too, and its query values);
  * - `urls` whose userinfo and query hold the secrets: a reply URL, a `webhook` destination's or
- *   an alert's URL, a tool's URL, a provider's base URL. Only those parts are cut; the host and
- *   the path stay readable.
+ *   an alert's URL, a tool's URL, a provider's base URL. Only those parts are cut (a user name
+ *   with its password, or alone as the credential); the host and the path stay readable.
+ *
+ * Which values are secrets, of which kind, is said once in secret-values.ts.
  */
 export interface SecretsToCut {
   values?: readonly (string | null | undefined)[];
@@ -101,7 +107,10 @@ function valueForms(value: string, forms: Set<string>): void {
   urlForms(value, forms);
 }
 
-/** The secrets a URL carries: its password (and its Basic credential), its query's values. */
+/**
+ * The secrets a URL carries: its password (and its Basic credential), or its user name when it
+ * comes alone, and its query's values.
+ */
 function urlForms(text: string, forms: Set<string>): void {
   const url = parsedUrl(text);
   if (!url) {
@@ -113,16 +122,18 @@ function urlForms(text: string, forms: Set<string>): void {
     addDecoded(url.password, forms);
     forms.add(`${url.username}:${url.password}`);
     base64Forms(`${decoded(url.username)}:${decoded(url.password)}`, forms);
+  } else if (url.username.length >= MIN_URL_PART) {
+    addDecoded(url.username, forms);
+    base64Forms(`${decoded(url.username)}:`, forms);
   }
   const query = url.search.slice(1);
   if (!query) return;
   addDecoded(query, forms);
   for (const pair of query.split('&')) {
     const raw = pair.slice(pair.indexOf('=') + 1);
-    if (pair.includes('=') && raw.length >= MIN_QUERY_VALUE) addDecoded(raw, forms);
+    if (pair.includes('=') && raw.length >= MIN_URL_PART) addDecoded(raw, forms);
   }
-  for (const value of url.searchParams.values())
-    if (value.length >= MIN_QUERY_VALUE) forms.add(value);
+  for (const value of url.searchParams.values()) if (value.length >= MIN_URL_PART) forms.add(value);
 }
 
 /** Standard and URL-safe base64, without padding: an encoding ends where the value does. */
@@ -142,14 +153,5 @@ function decoded(text: string): string {
     return decodeURIComponent(text);
   } catch {
     return text;
-  }
-}
-
-function parsedUrl(text: string): URL | undefined {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return undefined;
-  try {
-    return new URL(text);
-  } catch {
-    return undefined;
   }
 }

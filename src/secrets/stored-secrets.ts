@@ -3,6 +3,7 @@ import type { Logger } from '../platform/logger.js';
 import { SecretUnreadableError, type SecretBox } from './secret-box.js';
 import { columnName, SECRET_COLUMNS, type SecretColumn } from './secret-columns.js';
 import * as repo from './stored-secrets-repo.js';
+import { isSecret, storedForm } from './secret-values.js';
 
 /** A stored secret that the keys given cannot open, named by table, column and row. */
 export class StoredSecretError extends Error {
@@ -10,7 +11,9 @@ export class StoredSecretError extends Error {
 }
 
 /**
- * At start-up: seals the secrets stored before there was a key, in one transaction, and makes
+ * At start-up: seals the secrets stored before there was a key (and those a migration moved
+ * where they are sealed: the webhook token, URLs with credentials or a query string), in one
+ * transaction, and makes
  * sure the keys open what is sealed already, so that a missing or wrong key stops the start
  * instead of failing every signature later. Without a key, says once that secrets are stored as
  * they are.
@@ -35,7 +38,9 @@ export async function prepareStoredSecrets(
       count += await repo.writeValues(
         tx,
         secret,
-        plain.map(({ id, value }) => ({ id, value: box.seal(value), was: value })),
+        plain
+          .filter(({ value }) => isSecret(secret.kind, value))
+          .map(({ id, value }) => ({ id, value: box.seal(value), was: value })),
       );
     }
     return count;
@@ -46,7 +51,7 @@ export async function prepareStoredSecrets(
 /**
  * `npm run admin -- rotate-secrets`: seals every stored secret again with the box's key,
  * opening each with any of its keys, in one transaction: a value none opens changes nothing.
- * Resolves to the number of values sealed again.
+ * A URL that holds no secret stays as it is. Resolves to the number of values sealed again.
  */
 export async function rotateStoredSecrets(db: Database, box: SecretBox): Promise<number> {
   if (!box.encrypts)
@@ -56,11 +61,17 @@ export async function rotateStoredSecrets(db: Database, box: SecretBox): Promise
     let count = 0;
     for (const secret of SECRET_COLUMNS) {
       const rows = await repo.allValuesForUpdate(tx, secret);
-      const writes = rows.map((row) => ({
-        id: row.id,
-        value: box.seal(openOrExplain(box, secret, row, 'nothing was changed')),
-        was: row.value,
-      }));
+      const writes = rows
+        .map((row) => ({
+          id: row.id,
+          value: storedForm(
+            box,
+            secret.kind,
+            openOrExplain(box, secret, row, 'nothing was changed'),
+          ),
+          was: row.value,
+        }))
+        .filter((write) => write.value !== write.was);
       count += await repo.writeValues(tx, secret, writes);
     }
     return count;

@@ -94,6 +94,27 @@ describe('secrets are cut out after decoding', () => {
       expect(stored).not.toContain(secret);
   });
 
+  it("a reply URL's user name alone, its credential, echoed as it is and as Basic is cut out of last_error and the answer", async () => {
+    const user = 'ci-token-4f9a8b7c6d';
+    const basic = Buffer.from(`${user}:`).toString('base64');
+    const url = receiver.url('/in').replace('http://', `http://${user}@`);
+    const channel = await driver.createChannel({ reply_delivery: { url } });
+    receiver.enqueue({
+      status: 401,
+      body: `{"error": "unknown user ${user}", "you_sent": {"authorization": "Basic ${basic}"}}`,
+    });
+    const eventId = await oneAttemptEach(channel.webhook_url);
+
+    expect(receiver.messages.at(-1)?.headers.authorization).toBe(`Basic ${basic}`);
+    const event = await driver.api('get', `/events/${eventId}`).expect(200);
+    const lastError = (event.body as { delivery: { last_error: string } }).delivery.last_error;
+    expect(lastError).toContain('unknown user [secret]');
+    expect(lastError).toContain('Basic [secret]');
+    const stored = await storedRows('channels', 'deliveries', 'delivery_attempts');
+    for (const text of [JSON.stringify(event.body), stored])
+      for (const secret of [user, basic.replace(/=+$/, '')]) expect(text).not.toContain(secret);
+  });
+
   it("a Teams workflow's sig echoed alone in its answer is cut out of last_error and the answer", async () => {
     const sig = 'Zx9TeamsSig4kLm2Qp7Rt0Vw';
     const webhookUrl = receiver.url(

@@ -151,6 +151,132 @@ describe('secrets at rest', () => {
     for (const key of Object.values(keys)) expect(foundIn(app.logText(), key), key).toEqual([]);
   });
 
+  it('a dump holds no webhook token; the webhook URL the API shows, made anew, is the one that receives', async () => {
+    const tokenOf = (url: string) => new URL(url).pathname.split('/').pop() as string;
+    const channel = await driver.createChannel();
+    const regenerated = await driver
+      .api('post', `/channels/${channel.id}/regenerate-url`)
+      .expect(200);
+    const listed = await driver.api('get', '/channels').expect(200);
+    const shown = (listed.body.data as ChannelJson[]).find((c) => c.id === channel.id);
+    expect(shown?.webhook_url).toBe(regenerated.body.webhook_url);
+    const [before, after] = [channel.webhook_url, regenerated.body.webhook_url as string];
+    expect((await driver.sendEvent(before, { order: { id: 1 } })).status).toBe(404);
+    expect((await driver.sendEvent(after, { order: { id: 2 } })).status).toBe(200);
+
+    const dump = await databaseDump(app.database.db, app.database.url);
+    for (const token of [tokenOf(before), tokenOf(after)])
+      expect(foundIn(dump, token), token).toEqual([]);
+    const { rows } = await app.ctx.db.query<{ webhook_token: string }>(
+      'select webhook_token from channels where id = $1',
+      [channel.id],
+    );
+    expect(rows[0]?.webhook_token).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
+  });
+
+  it('a dump holds neither the password nor the query values of a reply, destination or alert URL; the API reads them back without the password, and messages still carry them', async () => {
+    receiver.messages.length = 0;
+    const withUser = (url: string, userinfo: string) =>
+      url.replace('http://', `http://${userinfo}@`);
+    const secrets = {
+      replyPassword: 'Reply-Pass-9f8e7d6c',
+      replyQuery: 'reply-query-0a1b2c3d',
+      hookPassword: 'Hook-Pass-5e4d3c2b1a',
+      hookSig: 'hook-sig-7a6b5c4d3e',
+      alertPassword: 'Alert-Pass-3f2e1d0c',
+      alertKey: 'alert-key-1c2d3e4f5a',
+    };
+    const replyUrl = withUser(
+      receiver.url(`/reply?token=${secrets.replyQuery}`),
+      `replier:${secrets.replyPassword}`,
+    );
+    const hookUrl = withUser(
+      receiver.url(`/hook?sig=${secrets.hookSig}`),
+      `hooker:${secrets.hookPassword}`,
+    );
+    const plainUrl = receiver.url('/plain');
+    const alertUrl = withUser(
+      receiver.url(`/alert?key=${secrets.alertKey}`),
+      `alerter:${secrets.alertPassword}`,
+    );
+    const channel = await driver.createChannel({
+      reply_delivery: { url: replyUrl },
+      destinations: [
+        { kind: 'webhook', url: hookUrl },
+        { kind: 'webhook', url: plainUrl },
+      ],
+    });
+    const alert = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'queue',
+        condition: { type: 'queue_age', seconds: 600 },
+        notify: { kind: 'webhook', url: alertUrl },
+      })
+      .expect(201);
+
+    // Read back without the password, the query as given; a URL without either as it is.
+    const shown = {
+      reply: withUser(receiver.url(`/reply?token=${secrets.replyQuery}`), 'replier'),
+      hook: withUser(receiver.url(`/hook?sig=${secrets.hookSig}`), 'hooker'),
+      alert: withUser(receiver.url(`/alert?key=${secrets.alertKey}`), 'alerter'),
+    };
+    const read = (await driver.api('get', `/channels/${channel.id}`).expect(200)).body as {
+      reply_delivery: { url: string };
+      destinations: Record<string, unknown>[];
+    };
+    expect(read.reply_delivery.url).toBe(shown.reply);
+    expect(read.destinations.map((d) => d.url)).toEqual([shown.hook, plainUrl]);
+    expect((alert.body as { notify: { url: string } }).notify.url).toBe(shown.alert);
+
+    // Sent back as read (a form saved again), each keeps its password.
+    await driver
+      .api('patch', `/channels/${channel.id}`)
+      .send({ reply_delivery: { url: shown.reply }, destinations: read.destinations })
+      .expect(200);
+    await driver
+      .api('patch', `/alerts/${String(alert.body.id)}`)
+      .send({ notify: (alert.body as { notify: unknown }).notify })
+      .expect(200);
+
+    // The webhook URL shown still receives; the messages carry the credentials and queries.
+    expect((await driver.sendEvent(channel.webhook_url, { order: { id: 'urls' } })).status).toBe(
+      200,
+    );
+    const messages = await deliveredMessages(3);
+    const basic = (userinfo: string) => `Basic ${Buffer.from(userinfo).toString('base64')}`;
+    const byPath = (path: string) => messages.find((m) => m.path.startsWith(path));
+    expect(byPath('/reply')?.path).toBe(`/reply?token=${secrets.replyQuery}`);
+    expect(byPath('/reply')?.headers.authorization).toBe(basic(`replier:${secrets.replyPassword}`));
+    expect(byPath('/hook')?.path).toBe(`/hook?sig=${secrets.hookSig}`);
+    expect(byPath('/hook')?.headers.authorization).toBe(basic(`hooker:${secrets.hookPassword}`));
+    expect(byPath('/plain')?.headers.authorization).toBeUndefined();
+
+    const dump = await databaseDump(app.database.db, app.database.url);
+    for (const secret of Object.values(secrets)) expect(foundIn(dump, secret), secret).toEqual([]);
+    const { rows } = await app.ctx.db.query<Record<string, string>>(
+      `select c.reply_url, d.url as hook_url, a.notify_url
+       from channels c join destinations d on d.channel_id = c.id and d.position = 0,
+            alerts a
+       where c.id = $1 and a.id = $2`,
+      [channel.id, alert.body.id],
+    );
+    expect(rows).toHaveLength(1);
+    const stored = rows[0] as Record<string, string>;
+    for (const value of Object.values(stored)) expect(value).toMatch(/^enc:v1:[A-Za-z0-9_-]+$/);
+    const open = (value: string | undefined) => app.ctx.secrets.open(value ?? '');
+    expect(open(stored.reply_url)).toBe(replyUrl);
+    expect(open(stored.hook_url)).toBe(hookUrl);
+    expect(open(stored.notify_url)).toBe(alertUrl);
+    const plain = await app.ctx.db.query<{ url: string }>(
+      `select url from destinations where channel_id = $1 and position = 1`,
+      [channel.id],
+    );
+    expect(plain.rows[0]?.url).toBe(plainUrl);
+    for (const secret of Object.values(secrets))
+      expect(foundIn(app.logText(), secret), secret).toEqual([]);
+  });
+
   it('seals a value anew each time: the same secret is never stored twice alike', async () => {
     const signer = SIGNERS.find((s) => s.scheme === 'github') as (typeof SIGNERS)[number];
     const a = await signedChannel(signer);

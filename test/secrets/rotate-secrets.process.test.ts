@@ -101,7 +101,8 @@ it('npm run admin -- rotate-secrets encrypts every stored secret with SECRETS_KE
     SECRETS_KEY: key,
     SECRETS_KEY_PREVIOUS: oldKey,
   });
-  expect(done.stdout).toBe('Re-encrypted 4 stored secrets with SECRETS_KEY.\n');
+  // The four above and the two channels' webhook tokens; the reply URL holds no secret.
+  expect(done.stdout).toBe('Re-encrypted 6 stored secrets with SECRETS_KEY.\n');
   expect(done.code).toBe(0);
   for (const secret of [oldKey, key, github.secret, replySecret])
     expect(foundIn(done.stdout + wrong.stderr, secret)).toEqual([]);
