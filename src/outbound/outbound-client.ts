@@ -1,6 +1,11 @@
 import http from 'node:http';
 import https from 'node:https';
-import { AddressRefusedError, guardedLookup, refuseLiteralAddress } from './address-guard.js';
+import {
+  AddressRefusedError,
+  guardedLookup,
+  refuseLiteralAddress,
+  type AddressPolicy,
+} from './address-guard.js';
 
 /** What the other side answered (any status: the caller decides what a status means). */
 export interface OutboundResponse {
@@ -33,16 +38,18 @@ export class OutboundError extends Error {
   }
 }
 
-export interface OutboundOptions {
+/**
+ * `allowPrivate` lets calls reach loopback and private addresses; otherwise a refusal names the
+ * `setting` that would allow them (see address-guard.ts).
+ */
+export type OutboundOptions = AddressPolicy & {
   /** The whole call's limit: name resolution, connection, request, and the answer's last byte. */
   timeoutMs: number;
-  /** Lets calls reach loopback and private addresses (see address-guard.ts). */
-  allowPrivate: boolean;
   /** How much of an answer's body is kept (`bodyStart`); 1 KB, for error messages, by default. */
   keepBodyBytes?: number;
   /** Calls in flight to one host at most; more wait for a socket. 64 by default. */
   maxSocketsPerHost?: number;
-}
+};
 
 /**
  * The one small client for outbound HTTP: reply deliveries to URLs admins typed in, and the AI
@@ -73,13 +80,13 @@ export class OutboundClient {
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
-    const { timeoutMs, allowPrivate } = this.options;
+    const { timeoutMs } = this.options;
     let target: URL;
     try {
       target = new URL(url);
       if (target.protocol !== 'http:' && target.protocol !== 'https:')
         throw new Error('only http:// and https:// URLs can be called');
-      refuseLiteralAddress(target.hostname, allowPrivate);
+      refuseLiteralAddress(target.hostname, this.options);
     } catch (error) {
       throw new OutboundError(
         `Not sent: ${messageOf(error)}.`,
@@ -129,7 +136,7 @@ export class OutboundClient {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: this.agents[target.protocol as 'http:' | 'https:'],
-        lookup: guardedLookup(this.options.allowPrivate),
+        lookup: guardedLookup(this.options),
         signal,
       });
       req.on('error', reject);

@@ -237,10 +237,11 @@ export class ProvidersService {
   ): Promise<string | null | undefined> {
     if (!baseUrl) return baseUrl;
     if (kind === 'echo') throw badBaseUrl('the echo kind calls no server; leave it out');
-    const refused = await whyUnreachable(new URL(baseUrl), this.options.ai.providersAllowPrivate);
-    if (refused) {
-      throw badBaseUrl(`refused: ${refused} (set PROVIDERS_ALLOW_PRIVATE=true to allow it)`);
-    }
+    const refused = await whyUnreachable(new URL(baseUrl), {
+      allowPrivate: this.options.ai.providersAllowPrivate,
+      setting: 'PROVIDERS_ALLOW_PRIVATE',
+    });
+    if (refused) throw badBaseUrl(`refused: ${refused}`);
     return baseUrl;
   }
 
