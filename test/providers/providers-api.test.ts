@@ -153,6 +153,28 @@ describe('the providers of a workspace', () => {
       expect(ai.requests).toHaveLength(0);
     });
   });
+
+  describe('on an instance with ALLOW_PRIVATE_NETWORK, on the same database', () => {
+    const { driver: network } = useTestApp({
+      env: () => ({ ...ai.env(), ALLOW_PRIVATE_NETWORK: 'true' }),
+      database: () => app.database,
+    });
+    const { driver: strictAlone } = useTestApp({
+      env: () => ({ ...ai.env(), ALLOW_PRIVATE_NETWORK: 'true', PROVIDERS_ALLOW_PRIVATE: 'false' }),
+      database: () => app.database,
+    });
+
+    it('allows private addresses, unless PROVIDERS_ALLOW_PRIVATE=false is set alone', async () => {
+      const body = { kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' };
+      await network
+        .api('post', '/providers')
+        .send({ ...body, name: 'developer-machine' })
+        .expect(201);
+      const refused = await strictAlone.api('post', '/providers').send({ ...body, name: 'no' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toContain('PROVIDERS_ALLOW_PRIVATE=true');
+    });
+  });
 });
 
 describe('channels name providers', () => {
