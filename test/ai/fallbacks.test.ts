@@ -37,7 +37,10 @@ beforeAll(async () => {
 afterEach(async () => {
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('delete from channels');
-  await driver.api('patch', `/providers/${backupId}`).send({ base_url: second.baseUrl });
+  // A key follows its URL: moving the provider back needs its key again.
+  await driver
+    .api('patch', `/providers/${backupId}`)
+    .send({ base_url: second.baseUrl, api_key: BACKUP_KEY });
 });
 
 async function channelWithBackup(ai: Record<string, unknown> = {}): Promise<ChannelJson> {

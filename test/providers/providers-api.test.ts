@@ -64,10 +64,11 @@ describe('the providers of a workspace', () => {
       .api('patch', `/providers/${created.id}`)
       .send({ name: 'openai-eu', base_url: 'https://eu.example.com/v1' })
       .expect(200);
+    // Another server, and no key given with it: the key stays with the server it was given for.
     expect(patched.body).toMatchObject({
       name: 'openai-eu',
       base_url: 'https://eu.example.com/v1',
-      api_key_set: true,
+      api_key_set: false,
     });
     const cleared = await driver
       .api('patch', `/providers/${created.id}`)
