@@ -63,6 +63,10 @@ export class OpenAiProvider implements AiProvider {
     if (answer === undefined) throw this.http.missingReply('a reply in it', text);
     return { text: answer.content, model, usage: answer.usage, latencyMs };
   }
+
+  retire(): void {
+    this.http.retire();
+  }
 }
 
 /**

@@ -90,6 +90,11 @@ export class ProviderHttp {
     return { text, latencyMs };
   }
 
+  /** See AiProvider.retire: no call will be made through this server's client again. */
+  retire(): void {
+    this.client.retire();
+  }
+
   /**
    * A 2xx answer without a reply in it is most often a proxy or an overloaded server answering
    * for the model: asking again is worth it, and max attempts bounds the cost.

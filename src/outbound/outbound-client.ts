@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import {
   AddressRefusedError,
   guardedLookup,
@@ -64,6 +65,8 @@ export type OutboundOptions = AddressPolicy & {
  */
 export class OutboundClient {
   private readonly agents;
+  private readonly lookup;
+  private retired = false;
 
   constructor(private readonly options: OutboundOptions) {
     const maxSockets = options.maxSocketsPerHost ?? 64;
@@ -71,6 +74,14 @@ export class OutboundClient {
       'http:': new http.Agent({ keepAlive: true, maxSockets }),
       'https:': new https.Agent({ keepAlive: true, maxSockets }),
     };
+    this.lookup = guardedLookup(options);
+    for (const agent of Object.values(this.agents)) {
+      // Runs after the agent's own listener has pooled the socket (or handed it to a call
+      // waiting for one): a retired client keeps none idle.
+      agent.on('free', (socket: Socket) => {
+        if (this.retired && isIdle(agent, socket)) socket.destroy();
+      });
+    }
   }
 
   /** POSTs `body`; resolves with the answer, whatever its status, or rejects with an OutboundError. */
@@ -117,10 +128,22 @@ export class OutboundClient {
     }
   }
 
-  /** Closes idle keep-alive sockets (shutdown). */
+  /** Closes every socket, busy ones included (shutdown). */
   close(): void {
     this.agents['http:'].destroy();
     this.agents['https:'].destroy();
+  }
+
+  /**
+   * For a client no call will use again (a provider tested once, or replaced): its idle
+   * connections end now, busy ones as soon as their answer is read. A call made through it
+   * afterwards still works, on a connection of its own.
+   */
+  retire(): void {
+    this.retired = true;
+    for (const agent of Object.values(this.agents)) {
+      for (const socket of Object.values(agent.freeSockets).flat()) socket?.destroy();
+    }
   }
 
   private send(
@@ -136,7 +159,7 @@ export class OutboundClient {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: this.agents[target.protocol as 'http:' | 'https:'],
-        lookup: guardedLookup(this.options),
+        lookup: this.lookup,
         signal,
       });
       req.on('error', reject);
@@ -162,6 +185,10 @@ export class OutboundClient {
       req.end(body);
     });
   }
+}
+
+function isIdle(agent: http.Agent, socket: Socket): boolean {
+  return Object.values(agent.freeSockets).some((sockets) => sockets?.includes(socket));
 }
 
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;

@@ -215,6 +215,9 @@ export class ProvidersService {
     } catch (error) {
       await this.spendOnTest(workspaceId, tested, model, undefined);
       return { ok: false, error: error instanceof AiError ? error.message : String(error) };
+    } finally {
+      // Made for this one call: its connection must not outlive the answer.
+      instance.retire?.();
     }
     await this.spendOnTest(workspaceId, tested, model, reply);
     const latency = reply.latencyMs || performance.now() - started;
