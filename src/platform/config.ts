@@ -139,6 +139,7 @@ const envSchema = z
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ALERT_INTERVAL_S: integer(1, 86_400).default(15),
+    METRICS_TOKEN: optionalText,
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(httpUrl.optional()),
@@ -313,6 +314,8 @@ const configSchema = envSchema.transform((e) => ({
     /** Spans may hold the payload, the prompt and the reply (never secrets or tokens). */
     recordContent: e.OTEL_RECORD_CONTENT,
   },
+  /** When set, `GET /metrics` answers only requests with `Authorization: Bearer <token>`. */
+  metricsToken: e.METRICS_TOKEN,
   /** Brain Logs links an event's trace here (`{trace_id}` filled in). */
   traceUrlTemplate: e.TRACE_URL_TEMPLATE,
   /** How often the processes running the worker check the alerts (one of them at a time). */
@@ -365,7 +368,7 @@ function describeProblem(
   env: Record<string, string | undefined>,
 ): string {
   // Values of secrets and URLs (which may carry passwords) are never echoed.
-  const secret = /KEY|PASSWORD|URL/.test(name);
+  const secret = /KEY|PASSWORD|TOKEN|URL/.test(name);
   const given = env[name] === undefined || secret ? '' : ` (got ${JSON.stringify(env[name])})`;
   return `${name} ${message}${given}`;
 }
