@@ -56,7 +56,7 @@ async function bookkept(stored: unknown): Promise<void> {
   const settings = toAiSettings(stored);
   const targets = await callTargets(deps, '1', settings);
   const result = await runWithFallbacks(targets, request, signal, pass);
-  countCalls(metrics, result.calls);
+  await countCalls(metrics, '1', result.calls);
   callParams(attemptRecord(result));
 }
 

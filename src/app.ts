@@ -52,7 +52,7 @@ function buildApp(
   // Webhooks first: the busiest path should not walk past the other routers.
   app.use('/hooks', hooksRouter(receiver, ctx.answers, ctx.config.syncWaitMaxS));
   app.use(healthRoutes(ctx.db, ctx.redis));
-  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
+  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log, ctx.config.metricsToken));
   app.use('/api/v1', apiRouter(ctx));
   app.use(panelRouter(ctx));
   app.use(() => {
@@ -77,7 +77,7 @@ export function createOpsApp(ctx: AppContext): express.Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.use(healthRoutes(ctx.db, ctx.redis));
-  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log));
+  app.use(metricsRoutes(ctx.metrics, ctx.readQueueStats, ctx.log, ctx.config.metricsToken));
   app.use(() => {
     throw notFound('This page');
   });

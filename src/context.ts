@@ -73,7 +73,9 @@ export interface StartOptions {
  * migrates, seeds, connects and listens; `stop()` undoes it in reverse order.
  */
 export class AppContext {
-  readonly metrics = new Metrics();
+  readonly metrics = new Metrics((workspaceId, model) =>
+    this.prices.modelLabel(workspaceId, model),
+  );
   readonly workspaces: WorkspacesService;
   readonly channels: ChannelsService;
   readonly destinations: DestinationsService;

@@ -44,11 +44,13 @@ const answers: Record<FakeAiProtocol, (model: string, call: number) => unknown> 
 
 /**
  * A stand-in for a model server that answers every request after a fixed delay, like a model
- * taking `delayMs` to reply. Its answers are valid in the protocol chosen.
+ * taking `delayMs` to reply. Its answers are valid in the protocol chosen. Idle connections are
+ * closed after `keepAliveMs` (Node's 5 s unless given).
  */
 export async function startFakeAiServer(
   delayMs: number,
   protocol: FakeAiProtocol = 'openai',
+  keepAliveMs?: number,
 ): Promise<FakeAiServer> {
   let calls = 0;
   const server = http.createServer((req, res) => {
@@ -64,6 +66,7 @@ export async function startFakeAiServer(
       }, delayMs);
     });
   });
+  if (keepAliveMs !== undefined) server.keepAliveTimeout = keepAliveMs;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const env: Record<FakeAiProtocol, Record<string, string>> = {

@@ -49,6 +49,11 @@ export interface AiProvider {
    * `signal.reason` when the caller aborted (the worker is shutting down).
    */
   complete(request: AiRequest, signal: AbortSignal): Promise<AiReply>;
+  /**
+   * Called once no call will be made through it again (a test's one call, settings replaced):
+   * its idle connections end now, busy ones when their answer is read. None for the echo.
+   */
+  retire?(): void;
 }
 
 /** How a failed call ended: no answer at all, or the server's HTTP status. */

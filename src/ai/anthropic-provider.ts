@@ -71,6 +71,10 @@ export class AnthropicProvider implements AiProvider {
     if ('missing' in answer) throw this.http.missingReply(answer.missing, text, answer.usage);
     return { text: answer.text, model, usage: answer.usage, latencyMs };
   }
+
+  retire(): void {
+    this.http.retire();
+  }
 }
 
 /**

@@ -65,6 +65,10 @@ export class OpenAiProvider implements AiProvider {
     }
     return { text: answer.content, model, usage: answer.usage, latencyMs };
   }
+
+  retire(): void {
+    this.http.retire();
+  }
 }
 
 /**

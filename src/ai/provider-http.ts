@@ -49,6 +49,7 @@ export class ProviderHttp {
     this.client = new OutboundClient({
       timeoutMs: options.timeoutMs,
       allowPrivate: options.allowPrivate ?? true,
+      setting: 'PROVIDERS_ALLOW_PRIVATE',
       keepBodyBytes: MAX_ANSWER_BYTES,
       // The worker's concurrency bounds the calls in flight; a call must never wait for a socket.
       maxSocketsPerHost: Number.POSITIVE_INFINITY,
@@ -87,6 +88,11 @@ export class ProviderHttp {
       );
     }
     return { text, latencyMs };
+  }
+
+  /** See AiProvider.retire: no call will be made through this server's client again. */
+  retire(): void {
+    this.client.retire();
   }
 
   /**

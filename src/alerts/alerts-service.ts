@@ -125,7 +125,10 @@ export class AlertsService {
       ['webhook_url', 'webhook_url' in notify ? notify.webhook_url : undefined],
     ] as const) {
       if (!url) continue;
-      const refused = await whyUnreachable(new URL(url), this.allowPrivateUrls);
+      const refused = await whyUnreachable(new URL(url), {
+        allowPrivate: this.allowPrivateUrls,
+        setting: 'DELIVERY_ALLOW_PRIVATE',
+      });
       if (refused)
         throw invalid(
           `notify.${field}`,

@@ -242,7 +242,10 @@ export class ChannelsService {
     if (destinations) await this.options.destinations.checkUrls(destinations);
     const url = change?.url;
     if (url) {
-      const refused = await whyUnreachable(new URL(url), this.options.allowPrivateReplyUrls);
+      const refused = await whyUnreachable(new URL(url), {
+        allowPrivate: this.options.allowPrivateReplyUrls,
+        setting: 'DELIVERY_ALLOW_PRIVATE',
+      });
       if (refused) {
         const message = `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`;
         throw new AppError(

@@ -43,6 +43,7 @@ export function createDeliveryWorker(
     client: new OutboundClient({
       timeoutMs: config.delivery.timeoutMs,
       allowPrivate,
+      setting: 'DELIVERY_ALLOW_PRIVATE',
       // enough for the answer's excerpt Brain Logs shows with each attempt
       keepBodyBytes: ANSWER_EXCERPT_BYTES,
     }),

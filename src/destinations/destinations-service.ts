@@ -62,7 +62,10 @@ export class DestinationsService {
           ? ['url', input.url]
           : ['webhook_url', 'webhook_url' in input ? input.webhook_url : undefined];
       if (!url) continue;
-      const refused = await whyUnreachable(new URL(url), this.allowPrivate);
+      const refused = await whyUnreachable(new URL(url), {
+        allowPrivate: this.allowPrivate,
+        setting: 'DELIVERY_ALLOW_PRIVATE',
+      });
       if (refused) invalid(`destinations.${index}.${field}`, `refused: ${refused}`);
     }
   }

@@ -15,7 +15,11 @@ export function createSenderDeps(
   allowPrivate = delivery.allowPrivate,
 ): SenderDeps & { close(): void } {
   const options = { timeoutMs: delivery.timeoutMs, keepBodyBytes: KEEP_BODY_BYTES };
-  const client = new OutboundClient({ ...options, allowPrivate });
+  const client = new OutboundClient({
+    ...options,
+    allowPrivate,
+    setting: 'DELIVERY_ALLOW_PRIVATE',
+  });
   const platformClient = new OutboundClient({ ...options, allowPrivate: true });
   return {
     client,

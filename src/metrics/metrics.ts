@@ -10,6 +10,16 @@ export interface QueueStats {
   oldestPendingAgeSeconds: number;
 }
 
+/** The `model` label of calls to a model neither the price table nor the workspace prices. */
+export const OTHER_MODEL = 'other';
+
+/**
+ * The `model` label of a workspace's call: the model's name when the price table or the
+ * workspace's own prices know it, else OTHER_MODEL. So the label has as many values as there
+ * are prices, however many names channels and trials make up. Never rejects.
+ */
+export type ModelLabel = (workspaceId: string, model: string | null) => Promise<string>;
+
 /** How the worker left an event: finished, or put back for another attempt. */
 export type ReplyOutcome = ReplyOutcomeStatus | 'retried';
 
@@ -92,7 +102,8 @@ export class Metrics {
 
   /**
    * Each AI call, fallbacks included, by the provider's name in its workspace (`default` for the
-   * server's own), the model asked for, and whether it gave a usable reply (`ok`, `error`).
+   * server's own), the model asked for (see ModelLabel), and whether it gave a usable reply
+   * (`ok`, `error`).
    */
   readonly aiCalls = new Counter({
     name: 'hookprompt_ai_calls_total',
@@ -136,7 +147,10 @@ export class Metrics {
     },
   });
 
-  constructor() {
+  constructor(
+    /** How calls' models are labelled (the prices know the names); every model is `other` here. */
+    readonly modelLabel: ModelLabel = () => Promise.resolve(OTHER_MODEL),
+  ) {
     collectDefaultMetrics({ register: this.registry });
   }
 

@@ -10,7 +10,7 @@ const IPV4_COMPATIBLE = new BlockList();
 IPV4_COMPATIBLE.addSubnet('::', 96, 'ipv6');
 
 /**
- * Which addresses outbound calls to URLs typed in by admins (reply delivery) may reach. Only
+ * Which addresses outbound calls to URLs typed in by admins (replies, AI providers) may reach. Only
  * ordinary public unicast addresses: loopback, private, link-local (the cloud metadata service
  * at 169.254.169.254 among them), unique-local, carrier-grade NAT, reserved and unspecified
  * ranges are refused, and so are IPv6 forms that embed an IPv4 address: IPv4-mapped ones are
@@ -31,29 +31,53 @@ export class AddressRefusedError extends Error {
   readonly code = 'EADDRREFUSED_PRIVATE';
 }
 
-/** A receiver on the same machine or network is the usual reason: the message says how to allow it. */
-const ALLOW_HINT =
-  'refused unless the server is started with DELIVERY_ALLOW_PRIVATE=true (needed for a receiver on the same machine or private network)';
+/**
+ * The setting that lets one kind of outbound call reach non-public addresses; each kind's
+ * refusals name its own setting, and only it.
+ */
+export type PrivateAddressSetting = 'DELIVERY_ALLOW_PRIVATE' | 'PROVIDERS_ALLOW_PRIVATE';
 
-const refusal = (host: string, address: string) =>
-  new AddressRefusedError(
+/**
+ * Which addresses one kind of outbound call may reach: any (`allowPrivate`), or public ones only,
+ * a refusal then naming the `setting` that would allow the others.
+ */
+export type AddressPolicy =
+  | { allowPrivate: true; setting?: PrivateAddressSetting }
+  | { allowPrivate: boolean; setting: PrivateAddressSetting };
+
+/** What each setting is usually needed for: the message says how to allow it, and why one would. */
+const NEEDED_FOR: Record<PrivateAddressSetting, string> = {
+  DELIVERY_ALLOW_PRIVATE: 'a receiver on the same machine or private network',
+  PROVIDERS_ALLOW_PRIVATE: 'a model served on the same machine or private network',
+};
+
+/** The setting refusals name; undefined when the policy lets every address through. */
+function guardingSetting(policy: AddressPolicy): PrivateAddressSetting | undefined {
+  return policy.allowPrivate ? undefined : policy.setting;
+}
+
+function refusal(host: string, address: string, setting: PrivateAddressSetting) {
+  const hint = `refused unless the server is started with ${setting}=true (needed for ${NEEDED_FOR[setting]})`;
+  return new AddressRefusedError(
     host === address
-      ? `${address} is a loopback, private, link-local or otherwise non-public address: ${ALLOW_HINT}`
-      : `${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address: ${ALLOW_HINT}`,
+      ? `${address} is a loopback, private, link-local or otherwise non-public address: ${hint}`
+      : `${host} resolves to ${address}, a loopback, private, link-local or otherwise non-public address: ${hint}`,
   );
+}
 
 /**
  * A `lookup` for http.request that resolves the host, refuses it when any of its addresses is
  * not public, and hands the socket the very address it checked: a second resolution (DNS
  * rebinding) never happens between the check and the connection.
  */
-export function guardedLookup(allowPrivate: boolean): LookupFunction {
+export function guardedLookup(policy: AddressPolicy): LookupFunction {
+  const setting = guardingSetting(policy);
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const list = addresses as LookupAddress[];
-      const refused = allowPrivate ? undefined : list.find((a) => !isPublicAddress(a.address));
-      if (refused) return callback(refusal(hostname, refused.address), '', 0);
+      const refused = setting && list.find((a) => !isPublicAddress(a.address));
+      if (refused) return callback(refusal(hostname, refused.address, setting), '', 0);
       if (options.all) return callback(null, list as unknown as string, 0);
       const first = list[0];
       if (!first)
@@ -68,9 +92,10 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
 }
 
 /** A host written as an IP address is never looked up, so it is checked by itself. */
-export function refuseLiteralAddress(host: string, allowPrivate: boolean): void {
+export function refuseLiteralAddress(host: string, policy: AddressPolicy): void {
   const bare = host.replace(/^\[(.*)\]$/, '$1');
-  if (!allowPrivate && isIP(bare) && !isPublicAddress(bare)) throw refusal(bare, bare);
+  const setting = guardingSetting(policy);
+  if (setting && isIP(bare) && !isPublicAddress(bare)) throw refusal(bare, bare, setting);
 }
 
 /**
@@ -79,12 +104,13 @@ export function refuseLiteralAddress(host: string, allowPrivate: boolean): void 
  */
 export async function whyUnreachable(
   url: URL,
-  allowPrivate: boolean,
+  policy: AddressPolicy,
   timeoutMs = 2_000,
 ): Promise<string | undefined> {
-  if (allowPrivate) return undefined;
+  const setting = guardingSetting(policy);
+  if (!setting) return undefined;
   try {
-    refuseLiteralAddress(url.hostname, false);
+    refuseLiteralAddress(url.hostname, policy);
   } catch (error) {
     return (error as Error).message;
   }
@@ -97,5 +123,5 @@ export async function whyUnreachable(
     });
   });
   const refused = addresses.find((a) => !isPublicAddress(a.address));
-  return refused ? refusal(url.hostname, refused.address).message : undefined;
+  return refused ? refusal(url.hostname, refused.address, setting).message : undefined;
 }

@@ -1,6 +1,12 @@
 import http from 'node:http';
 import https from 'node:https';
-import { AddressRefusedError, guardedLookup, refuseLiteralAddress } from './address-guard.js';
+import type { Socket } from 'node:net';
+import {
+  AddressRefusedError,
+  guardedLookup,
+  refuseLiteralAddress,
+  type AddressPolicy,
+} from './address-guard.js';
 
 /** What the other side answered (any status: the caller decides what a status means). */
 export interface OutboundResponse {
@@ -33,16 +39,18 @@ export class OutboundError extends Error {
   }
 }
 
-export interface OutboundOptions {
+/**
+ * `allowPrivate` lets calls reach loopback and private addresses; otherwise a refusal names the
+ * `setting` that would allow them (see address-guard.ts).
+ */
+export type OutboundOptions = AddressPolicy & {
   /** The whole call's limit: name resolution, connection, request, and the answer's last byte. */
   timeoutMs: number;
-  /** Lets calls reach loopback and private addresses (see address-guard.ts). */
-  allowPrivate: boolean;
   /** How much of an answer's body is kept (`bodyStart`); 1 KB, for error messages, by default. */
   keepBodyBytes?: number;
   /** Calls in flight to one host at most; more wait for a socket. 64 by default. */
   maxSocketsPerHost?: number;
-}
+};
 
 /**
  * The one small client for outbound HTTP: reply deliveries to URLs admins typed in, and the AI
@@ -57,6 +65,8 @@ export interface OutboundOptions {
  */
 export class OutboundClient {
   private readonly agents;
+  private readonly lookup;
+  private retired = false;
 
   constructor(private readonly options: OutboundOptions) {
     const maxSockets = options.maxSocketsPerHost ?? 64;
@@ -64,6 +74,14 @@ export class OutboundClient {
       'http:': new http.Agent({ keepAlive: true, maxSockets }),
       'https:': new https.Agent({ keepAlive: true, maxSockets }),
     };
+    this.lookup = guardedLookup(options);
+    for (const agent of Object.values(this.agents)) {
+      // Runs after the agent's own listener has pooled the socket (or handed it to a call
+      // waiting for one): a retired client keeps none idle.
+      agent.on('free', (socket: Socket) => {
+        if (this.retired && isIdle(agent, socket)) socket.destroy();
+      });
+    }
   }
 
   /** POSTs `body`; resolves with the answer, whatever its status, or rejects with an OutboundError. */
@@ -73,13 +91,13 @@ export class OutboundClient {
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
-    const { timeoutMs, allowPrivate } = this.options;
+    const { timeoutMs } = this.options;
     let target: URL;
     try {
       target = new URL(url);
       if (target.protocol !== 'http:' && target.protocol !== 'https:')
         throw new Error('only http:// and https:// URLs can be called');
-      refuseLiteralAddress(target.hostname, allowPrivate);
+      refuseLiteralAddress(target.hostname, this.options);
     } catch (error) {
       throw new OutboundError(
         `Not sent: ${messageOf(error)}.`,
@@ -110,10 +128,22 @@ export class OutboundClient {
     }
   }
 
-  /** Closes idle keep-alive sockets (shutdown). */
+  /** Closes every socket, busy ones included (shutdown). */
   close(): void {
     this.agents['http:'].destroy();
     this.agents['https:'].destroy();
+  }
+
+  /**
+   * For a client no call will use again (a provider tested once, or replaced): its idle
+   * connections end now, busy ones as soon as their answer is read. A call made through it
+   * afterwards still works, on a connection of its own.
+   */
+  retire(): void {
+    this.retired = true;
+    for (const agent of Object.values(this.agents)) {
+      for (const socket of Object.values(agent.freeSockets).flat()) socket?.destroy();
+    }
   }
 
   private send(
@@ -129,7 +159,7 @@ export class OutboundClient {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: this.agents[target.protocol as 'http:' | 'https:'],
-        lookup: guardedLookup(this.options.allowPrivate),
+        lookup: this.lookup,
         signal,
       });
       req.on('error', reject);
@@ -155,6 +185,10 @@ export class OutboundClient {
       req.end(body);
     });
   }
+}
+
+function isIdle(agent: http.Agent, socket: Socket): boolean {
+  return Object.values(agent.freeSockets).some((sockets) => sockets?.includes(socket));
 }
 
 const MAX_RETRY_AFTER_MS = 24 * 3_600_000;

@@ -130,14 +130,16 @@ const envSchema = z
     DELIVERY_RETRY_SCHEDULE: durationList.default([
       5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
     ]),
-    DELIVERY_ALLOW_PRIVATE: boolean.default(false),
+    DELIVERY_ALLOW_PRIVATE: boolean.optional(),
     SLACK_API_URL: httpUrl.default('https://slack.com/api'),
     TELEGRAM_API_URL: httpUrl.default('https://api.telegram.org'),
-    PROVIDERS_ALLOW_PRIVATE: boolean.default(false),
+    PROVIDERS_ALLOW_PRIVATE: boolean.optional(),
+    ALLOW_PRIVATE_NETWORK: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
     ALERT_INTERVAL_S: integer(1, 86_400).default(15),
+    METRICS_TOKEN: optionalText,
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
     TRUST_PROXY: boolean.default(false),
     OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(httpUrl.optional()),
@@ -204,6 +206,18 @@ const envSchema = z
   });
 
 /**
+ * A `*_ALLOW_PRIVATE` setting: its own value when it is set, else ALLOW_PRIVATE_NETWORK's (a
+ * developer's machine, where every model, receiver and tool is on localhost). Each such setting
+ * is read through here, so `false` set alone still wins.
+ */
+function privateAllowed(
+  env: { ALLOW_PRIVATE_NETWORK: boolean },
+  own: boolean | undefined,
+): boolean {
+  return own ?? env.ALLOW_PRIVATE_NETWORK;
+}
+
+/**
  * The configuration the rest of the service reads: the environment, parsed and renamed. The
  * `Config` type is derived from this mapping, so a new variable is added in two places only: the
  * schema above and here.
@@ -260,7 +274,7 @@ const configSchema = envSchema.transform((e) => ({
      * Lets the providers a workspace adds reach loopback and private addresses (a model served
      * on the same host or network); the server's own AI_BASE_URL always may.
      */
-    providersAllowPrivate: e.PROVIDERS_ALLOW_PRIVATE,
+    providersAllowPrivate: privateAllowed(e, e.PROVIDERS_ALLOW_PRIVATE),
   },
   workerConcurrency: e.WORKER_CONCURRENCY,
   /** How often an idle worker looks for due events when no notification wakes it. */
@@ -281,7 +295,7 @@ const configSchema = envSchema.transform((e) => ({
     /** The wait before each further attempt: n entries mean up to n + 1 attempts. */
     retryScheduleMs: e.DELIVERY_RETRY_SCHEDULE,
     /** Lets reply URLs reach loopback and private addresses (a receiver on the same host). */
-    allowPrivate: e.DELIVERY_ALLOW_PRIVATE,
+    allowPrivate: privateAllowed(e, e.DELIVERY_ALLOW_PRIVATE),
     /** Slack's Web API (`chat.postMessage`), without a trailing slash; operator set, not SSRF-guarded. */
     slackApiUrl: e.SLACK_API_URL,
     /** Telegram's Bot API, without a trailing slash; operator set, not SSRF-guarded. */
@@ -300,6 +314,8 @@ const configSchema = envSchema.transform((e) => ({
     /** Spans may hold the payload, the prompt and the reply (never secrets or tokens). */
     recordContent: e.OTEL_RECORD_CONTENT,
   },
+  /** When set, `GET /metrics` answers only requests with `Authorization: Bearer <token>`. */
+  metricsToken: e.METRICS_TOKEN,
   /** Brain Logs links an event's trace here (`{trace_id}` filled in). */
   traceUrlTemplate: e.TRACE_URL_TEMPLATE,
   /** How often the processes running the worker check the alerts (one of them at a time). */
@@ -352,7 +368,7 @@ function describeProblem(
   env: Record<string, string | undefined>,
 ): string {
   // Values of secrets and URLs (which may carry passwords) are never echoed.
-  const secret = /KEY|PASSWORD|URL/.test(name);
+  const secret = /KEY|PASSWORD|TOKEN|URL/.test(name);
   const given = env[name] === undefined || secret ? '' : ` (got ${JSON.stringify(env[name])})`;
   return `${name} ${message}${given}`;
 }

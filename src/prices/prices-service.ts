@@ -1,6 +1,7 @@
 import { FREE, type Price, type Prices } from '../ai/call-cost.js';
-import { tablePrice } from '../ai/price-table.js';
+import { tableModelName, tablePrice } from '../ai/price-table.js';
 import type { Queryable } from '../db/database.js';
+import { OTHER_MODEL } from '../metrics/metrics.js';
 import { notFound } from '../platform/errors.js';
 import * as repo from './prices-repo.js';
 import type { PriceInput } from './prices-schemas.js';
@@ -48,6 +49,21 @@ export class PricesService {
     return {
       priceOf: (model) => (model === null ? undefined : (own.get(model) ?? tablePrice(model))),
     };
+  }
+
+  /**
+   * The `model` label `/metrics` counts a workspace's call under (see ModelLabel): the name of
+   * the workspace's own price, else the table's name for the model, else `other`. A count is
+   * not worth failing a call's record for: a database error counts it as `other`.
+   */
+  async modelLabel(workspaceId: string, model: string | null): Promise<string> {
+    if (!model) return OTHER_MODEL;
+    try {
+      if ((await this.ownPrices(workspaceId)).has(model)) return model;
+    } catch {
+      return OTHER_MODEL;
+    }
+    return tableModelName(model) ?? OTHER_MODEL;
   }
 
   private async ownPrices(workspaceId: string): Promise<Map<string, Price>> {

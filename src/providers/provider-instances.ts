@@ -21,8 +21,9 @@ interface Loaded {
 /**
  * The AI providers of each workspace as this process calls them: one instance per provider
  * (one `Retry-After` pause each), kept while the provider is unchanged. A workspace's providers
- * are read again when this process changed them, and otherwise once they are PROVIDERS_FRESH_MS
- * old, so a change made through another process takes effect within that time.
+ * are read again at once when this process changed them, and otherwise once they are
+ * PROVIDERS_FRESH_MS old, so a change made through another process takes effect within that
+ * time. An instance replaced, deleted or forgotten is retired: its connections end with it.
  */
 export class ProviderInstances {
   private readonly workspaces = new Map<string, Loaded>();
@@ -50,11 +51,18 @@ export class ProviderInstances {
     return loading;
   }
 
-  /** Reads the workspace's providers again at its next call (this process changed them). */
+  /**
+   * Reads the workspace's providers again (this process changed them), now rather than at its
+   * next call, so that a replaced provider's connections end now. A failure to read them is
+   * met again, and answered, by the next call.
+   */
   forget(workspaceId: string): void {
     const loaded = this.workspaces.get(workspaceId);
     if (loaded?.loading) loaded.changedWhileLoading = true;
-    else if (loaded) loaded.loadedAt = -Infinity;
+    else if (loaded) {
+      loaded.loadedAt = -Infinity;
+      this.of(workspaceId).catch(() => undefined);
+    }
   }
 
   private async load(
@@ -80,8 +88,15 @@ export class ProviderInstances {
         byName,
         byVersion,
       });
-      while (this.workspaces.size > WORKSPACES_KEPT) {
-        this.workspaces.delete(this.workspaces.keys().next().value as string);
+      for (const [version, instance] of previous?.byVersion ?? []) {
+        if (!byVersion.has(version)) instance.retire?.();
+      }
+      for (const [forgotten, loaded] of this.workspaces) {
+        if (this.workspaces.size <= WORKSPACES_KEPT) break;
+        // One being read would get its retired instances back: it goes once read.
+        if (loaded.loading) continue;
+        this.workspaces.delete(forgotten);
+        for (const instance of loaded.byVersion.values()) instance.retire?.();
       }
       return byName;
     } catch (error) {

@@ -89,21 +89,29 @@ export async function insertProvider(
   return rows[0];
 }
 
-/** `baseUrl` undefined keeps the stored one, null clears it. */
+/** A member undefined keeps the stored value; `baseUrl` null clears it. */
 export async function updateProvider(
   db: Queryable,
   workspaceId: string,
   id: string,
-  changes: { name?: string; baseUrl?: string | null },
+  changes: { name?: string; kind?: ProviderKind; baseUrl?: string | null },
 ): Promise<ProviderRow | undefined> {
   const { rows } = await db.query<ProviderRow>(
     `update providers set
        name = coalesce($3, name),
-       base_url = case when $4::boolean then $5::text else base_url end,
+       kind = coalesce($4, kind),
+       base_url = case when $5::boolean then $6::text else base_url end,
        updated_at = now()
      where workspace_id = $1 and id = $2
      returning ${COLUMNS}`,
-    [workspaceId, id, changes.name ?? null, changes.baseUrl !== undefined, changes.baseUrl ?? null],
+    [
+      workspaceId,
+      id,
+      changes.name ?? null,
+      changes.kind ?? null,
+      changes.baseUrl !== undefined,
+      changes.baseUrl ?? null,
+    ],
   );
   return rows[0];
 }

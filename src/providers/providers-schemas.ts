@@ -19,9 +19,13 @@ export const createProviderSchema = z.strictObject({
   api_key: apiKey.nullish(),
 });
 
-/** `api_key: null` clears the key; a member left out keeps its value. */
+/**
+ * `api_key: null` clears the key; a member left out keeps its value, but for the key when the
+ * server changes (`base_url`, `kind`): see ProvidersService.update.
+ */
 export const updateProviderSchema = z.strictObject({
   name: providerName.optional(),
+  kind: z.enum(PROVIDER_KINDS).optional(),
   base_url: baseUrl.nullish(),
   api_key: apiKey.nullish(),
 });

@@ -5,6 +5,7 @@ import type { Prices } from '../ai/call-cost.js';
 import { createAiProvider, createProviderOf } from '../ai/create-provider.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
+import { credentialAfterChange } from '../outbound/credential-scope.js';
 import type { Config } from '../platform/config.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { priceUnknown, type BudgetGate } from '../spend/budget-gate.js';
@@ -97,29 +98,44 @@ export class ProvidersService {
 
   /**
    * Channels name providers, so a provider that channels name keeps its name: renaming it is
-   * refused like deleting it, until no channel names it.
+   * refused like deleting it, until no channel names it. A change of server (`base_url`, `kind`)
+   * clears the stored key unless the same change gives one (see credentialAfterChange).
    */
   async update(workspaceId: string, id: string, changes: UpdateProvider): Promise<Provider> {
     if (id === DEFAULT_PROVIDER) throw providerErrors.readOnly();
     if (changes.name === DEFAULT_PROVIDER) throw providerErrors.nameTaken(changes.name);
     const row = await this.db.transaction(async (tx) => {
       const current = orNotFound(await repo.findProvider(tx, workspaceId, id, { forUpdate: true }));
-      const baseUrl = await this.checkedBaseUrl(current.kind, changes.base_url);
+      const kind = changes.kind ?? current.kind;
+      // The echo calls no server: a provider becoming one forgets the URL it had.
+      const asked = changes.base_url === undefined && kind === 'echo' ? null : changes.base_url;
+      const baseUrl = await this.checkedBaseUrl(kind, asked);
       if (changes.name !== undefined && changes.name !== current.name) {
         await this.refuseInUse(tx, workspaceId, current.name);
       }
+      const apiKey = credentialAfterChange(
+        {
+          before: serverOf(current.kind, current.base_url),
+          after: serverOf(kind, baseUrl === undefined ? current.base_url : baseUrl),
+        },
+        changes.api_key,
+      );
       let updated;
       try {
         updated = orNotFound(
-          await repo.updateProvider(tx, workspaceId, id, { name: changes.name, baseUrl }),
+          await repo.updateProvider(tx, workspaceId, id, {
+            name: changes.name,
+            kind: changes.kind,
+            baseUrl,
+          }),
         );
       } catch (error) {
         if (repo.isNameTaken(error)) throw providerErrors.nameTaken(changes.name ?? current.name);
         throw error;
       }
-      if (changes.api_key === undefined) return updated;
-      await repo.writeApiKey(tx, this.secrets, workspaceId, id, changes.api_key);
-      return { ...updated, api_key_set: changes.api_key !== null };
+      if (apiKey === undefined) return updated;
+      await repo.writeApiKey(tx, this.secrets, workspaceId, id, apiKey);
+      return { ...updated, api_key_set: apiKey !== null };
     });
     this.options.onChanged?.(workspaceId);
     return toProvider(row);
@@ -191,11 +207,16 @@ export class ProvidersService {
       model,
       prices: await this.options.pricesFor(workspaceId, tested.kind),
     };
-    return this.options.budget.call(workspaceId, async (budgeted) => {
-      const unpriced = budgeted ? priceUnknown([target]) : undefined;
-      if (unpriced !== undefined) return { value: { ok: false, error: unpriced }, calls: [] };
-      return testCall(target, this.options.ai.timeoutMs);
-    });
+    try {
+      return await this.options.budget.call(workspaceId, async (budgeted) => {
+        const unpriced = budgeted ? priceUnknown([target]) : undefined;
+        if (unpriced !== undefined) return { value: { ok: false, error: unpriced }, calls: [] };
+        return testCall(target, this.options.ai.timeoutMs);
+      });
+    } finally {
+      // Made for this one call: its connection must not outlive the answer.
+      instance.retire?.();
+    }
   }
 
   /** The base URL to store: null keeps the kind's usual server; the echo calls none. */
@@ -205,10 +226,11 @@ export class ProvidersService {
   ): Promise<string | null | undefined> {
     if (!baseUrl) return baseUrl;
     if (kind === 'echo') throw badBaseUrl('the echo kind calls no server; leave it out');
-    const refused = await whyUnreachable(new URL(baseUrl), this.options.ai.providersAllowPrivate);
-    if (refused) {
-      throw badBaseUrl(`refused: ${refused} (set PROVIDERS_ALLOW_PRIVATE=true to allow it)`);
-    }
+    const refused = await whyUnreachable(new URL(baseUrl), {
+      allowPrivate: this.options.ai.providersAllowPrivate,
+      setting: 'PROVIDERS_ALLOW_PRIVATE',
+    });
+    if (refused) throw badBaseUrl(`refused: ${refused}`);
     return baseUrl;
   }
 
@@ -229,6 +251,11 @@ function toProvider(row: repo.ProviderRow): Provider {
     created_at: new Date(row.created_at).toISOString(),
     updated_at: new Date(row.updated_at).toISOString(),
   };
+}
+
+/** Where a provider's calls go, as credentialAfterChange compares it: its kind and its server. */
+function serverOf(kind: ProviderKind, baseUrl: string | null): string {
+  return `${kind} ${baseUrl ?? DEFAULT_BASE_URLS[kind] ?? ''}`;
 }
 
 function orNotFound<Row>(row: Row | undefined): Row {

@@ -18,7 +18,7 @@ export class SpendLedger {
 
   constructor(
     db: Database,
-    private readonly metrics: Pick<Metrics, 'aiCost'>,
+    private readonly metrics: Pick<Metrics, 'aiCost' | 'modelLabel'>,
   ) {
     this.writes = new GroupCommit<SpentCall, void>(
       async (calls, deadline) => {
@@ -30,9 +30,10 @@ export class SpendLedger {
   }
 
   /** Records one call; resolves once it counts toward its workspace's budget. */
-  recordSpend(call: SpentCall): Promise<void> {
+  async recordSpend(call: SpentCall): Promise<void> {
     if (call.costUsd !== null) {
-      this.metrics.aiCost.inc({ provider: call.provider, model: call.model ?? '' }, call.costUsd);
+      const model = await this.metrics.modelLabel(call.workspaceId, call.model);
+      this.metrics.aiCost.inc({ provider: call.provider, model }, call.costUsd);
     }
     return this.writes.submit(call, Date.now() + RECORD_DEADLINE_MS);
   }

@@ -156,7 +156,7 @@ export class TrialWorker {
     }
     const { log, metrics, recordSpend } = this.options;
     await settleSpend(recordSpend, log, { ...result, eventId: null }, asked.result.calls);
-    countCalls(metrics, asked.result.calls);
+    await countCalls(metrics, result.workspace_id, asked.result.calls);
     const call = attemptRecord(asked.result);
     return {
       status: asked.result.ok ? 'replied' : 'failed',

@@ -129,7 +129,7 @@ export async function processEvent(
   const { result } = asked;
   await settleSpend(deps.recordSpend, log, { ...event, eventId }, result.calls);
   callEnded();
-  countCalls(deps.metrics, result.calls);
+  await countCalls(deps.metrics, event.workspace_id, result.calls);
   const call = attemptRecord(result);
   if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 

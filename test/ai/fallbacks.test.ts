@@ -37,7 +37,10 @@ beforeAll(async () => {
 afterEach(async () => {
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('delete from channels');
-  await driver.api('patch', `/providers/${backupId}`).send({ base_url: second.baseUrl });
+  // A key follows its URL: moving the provider back needs its key again.
+  await driver
+    .api('patch', `/providers/${backupId}`)
+    .send({ base_url: second.baseUrl, api_key: BACKUP_KEY });
 });
 
 async function channelWithBackup(ai: Record<string, unknown> = {}): Promise<ChannelJson> {
@@ -225,17 +228,30 @@ describe('fallbacks within one attempt', () => {
   });
 
   it('counts calls by provider, model and outcome in /metrics', async () => {
-    const channel = await channelWithBackup();
-    primary.enqueue({ status: 503 });
-    await receive(channel);
-    await createWorker(app.ctx).runOnce();
-    const metrics = (await request(app.baseUrl).get('/metrics')).text;
-    expect(metrics).toMatch(
-      /hookprompt_ai_calls_total\{provider="default",model="fake-model",outcome="error"\} [1-9]/,
-    );
-    expect(metrics).toMatch(
-      /hookprompt_ai_calls_total\{provider="backup",model="backup-model",outcome="ok"\} [1-9]/,
-    );
+    // Models are counted by name when priced (the workspace's prices or the table), else as
+    // `other`: these two are the workspace's.
+    const priced = ['fake-model', 'backup-model'];
+    for (const model of priced) {
+      await driver
+        .api('put', `/prices/${model}`)
+        .send({ input_per_mtok: 0, output_per_mtok: 0 })
+        .expect(200);
+    }
+    try {
+      const channel = await channelWithBackup();
+      primary.enqueue({ status: 503 });
+      await receive(channel);
+      await createWorker(app.ctx).runOnce();
+      const metrics = (await request(app.baseUrl).get('/metrics')).text;
+      expect(metrics).toMatch(
+        /hookprompt_ai_calls_total\{provider="default",model="fake-model",outcome="error"\} [1-9]/,
+      );
+      expect(metrics).toMatch(
+        /hookprompt_ai_calls_total\{provider="backup",model="backup-model",outcome="ok"\} [1-9]/,
+      );
+    } finally {
+      for (const model of priced) await driver.api('delete', `/prices/${model}`).expect(204);
+    }
   });
 
   it('prices each call on its own and counts the spend under the provider that answered', async () => {

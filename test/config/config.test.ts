@@ -44,6 +44,28 @@ describe('configuration', () => {
     expect(parseConfig({ PORT: '0' }).workerPort).toBe(0);
   });
 
+  it('lets ALLOW_PRIVATE_NETWORK=true allow every *_ALLOW_PRIVATE that is not set alone', () => {
+    const allowed = (env: Record<string, string>) => {
+      const config = parseConfig(env);
+      return { delivery: config.delivery.allowPrivate, providers: config.ai.providersAllowPrivate };
+    };
+    expect(allowed({})).toEqual({ delivery: false, providers: false });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true' })).toEqual({ delivery: true, providers: true });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true', PROVIDERS_ALLOW_PRIVATE: 'false' })).toEqual({
+      delivery: true,
+      providers: false,
+    });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true', DELIVERY_ALLOW_PRIVATE: 'false' })).toEqual({
+      delivery: false,
+      providers: true,
+    });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'false', DELIVERY_ALLOW_PRIVATE: 'true' })).toEqual({
+      delivery: true,
+      providers: false,
+    });
+    expect(() => parseConfig({ ALLOW_PRIVATE_NETWORK: 'yes' })).toThrow(/^ALLOW_PRIVATE_NETWORK /);
+  });
+
   it('takes an ADMIN_EMAIL whose domain has no dot', () => {
     const config = parseConfig({ ADMIN_EMAIL: 'admin@localhost', ADMIN_PASSWORD: 'long enough' });
     expect(config.admin?.email).toBe('admin@localhost');

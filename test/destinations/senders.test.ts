@@ -319,7 +319,11 @@ describe('teams and webhook', () => {
     });
     expect(receiver.withId('msg_abc')[0]?.verifiedWith).toEqual([secret]);
 
-    const guarded = new OutboundClient({ timeoutMs: 5_000, allowPrivate: false });
+    const guarded = new OutboundClient({
+      timeoutMs: 5_000,
+      allowPrivate: false,
+      setting: 'DELIVERY_ALLOW_PRIVATE',
+    });
     clients.push(guarded);
     const refused = await sendToDestination({ ...deps, client: guarded }, hook, {
       id: 'msg_def',

@@ -64,10 +64,11 @@ describe('the providers of a workspace', () => {
       .api('patch', `/providers/${created.id}`)
       .send({ name: 'openai-eu', base_url: 'https://eu.example.com/v1' })
       .expect(200);
+    // Another server, and no key given with it: the key stays with the server it was given for.
     expect(patched.body).toMatchObject({
       name: 'openai-eu',
       base_url: 'https://eu.example.com/v1',
-      api_key_set: true,
+      api_key_set: false,
     });
     const cleared = await driver
       .api('patch', `/providers/${created.id}`)
@@ -125,6 +126,54 @@ describe('the providers of a workspace', () => {
         .send({ name: 'local', kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' });
       expect(res.status).toBe(400);
       expect(res.body.detail).toMatch(/^base_url: refused: .*PROVIDERS_ALLOW_PRIVATE/);
+      // The setting of providers only: DELIVERY_ALLOW_PRIVATE would not let it through.
+      expect(res.body.detail).not.toContain('DELIVERY_ALLOW_PRIVATE');
+      const saved = await addProvider({ name: 'nearby', kind: 'openai' });
+      const patch = await strict
+        .api('patch', `/providers/${saved.id}`)
+        .send({ base_url: 'http://localhost:11434/v1' });
+      expect([patch.status, patch.body.code]).toEqual([400, 'validation_failed']);
+      expect(patch.body.detail).toContain('PROVIDERS_ALLOW_PRIVATE=true');
+      expect(patch.body.detail).not.toContain('DELIVERY_ALLOW_PRIVATE');
+    });
+
+    it('refuses them at connect time too, naming PROVIDERS_ALLOW_PRIVATE only', async () => {
+      // Saved where private addresses are allowed, called where they are not.
+      const local = await addProvider({
+        name: 'on-this-host',
+        kind: 'openai',
+        base_url: ai.baseUrl,
+      });
+      const test = await strict
+        .api('post', `/providers/${local.id}/test`)
+        .send({ model: 'm-1' })
+        .expect(200);
+      expect(test.body.ok).toBe(false);
+      expect(test.body.error).toMatch(/refused unless .*PROVIDERS_ALLOW_PRIVATE=true/);
+      expect(test.body.error).not.toContain('DELIVERY_ALLOW_PRIVATE');
+      expect(ai.requests).toHaveLength(0);
+    });
+  });
+
+  describe('on an instance with ALLOW_PRIVATE_NETWORK, on the same database', () => {
+    const { driver: network } = useTestApp({
+      env: () => ({ ...ai.env(), ALLOW_PRIVATE_NETWORK: 'true' }),
+      database: () => app.database,
+    });
+    const { driver: strictAlone } = useTestApp({
+      env: () => ({ ...ai.env(), ALLOW_PRIVATE_NETWORK: 'true', PROVIDERS_ALLOW_PRIVATE: 'false' }),
+      database: () => app.database,
+    });
+
+    it('allows private addresses, unless PROVIDERS_ALLOW_PRIVATE=false is set alone', async () => {
+      const body = { kind: 'openai', base_url: 'http://127.0.0.1:11434/v1' };
+      await network
+        .api('post', '/providers')
+        .send({ ...body, name: 'developer-machine' })
+        .expect(201);
+      const refused = await strictAlone.api('post', '/providers').send({ ...body, name: 'no' });
+      expect(refused.status).toBe(400);
+      expect(refused.body.detail).toContain('PROVIDERS_ALLOW_PRIVATE=true');
     });
   });
 });

@@ -55,8 +55,13 @@ export class FakeAiServer {
     return { AI_PROVIDER: 'openai', AI_BASE_URL: this.baseUrl, AI_MODEL: 'fake-model' };
   }
 
-  static async start(): Promise<FakeAiServer> {
+  /**
+   * `keepAliveMs`: how long an idle connection is kept open (Node's 5 s by default); real
+   * model servers keep them far longer, so what the client leaves open stays open.
+   */
+  static async start({ keepAliveMs }: { keepAliveMs?: number } = {}): Promise<FakeAiServer> {
     const server = createServer();
+    if (keepAliveMs !== undefined) server.keepAliveTimeout = keepAliveMs;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const fake = new FakeAiServer(
       server,

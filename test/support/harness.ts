@@ -57,8 +57,8 @@ function lateBound<T extends object>(current: () => T): T {
 }
 
 /** A fake OpenAI-compatible server, its requests and script forgotten after each test. */
-export function useFakeAi(): FakeAiServer {
-  return useFixture(() => FakeAiServer.start(), {
+export function useFakeAi(options: Parameters<typeof FakeAiServer.start>[0] = {}): FakeAiServer {
+  return useFixture(() => FakeAiServer.start(options), {
     reset: (ai) => ai.reset(),
     stop: (ai) => ai.close(),
   });
