@@ -201,12 +201,13 @@ with
     select id, workspace_id, channel_id,
            case outcome when 'accepted' then 'pending' when 'filtered' then 'filtered'
                         else 'rejected' end,
+           -- Only an accepted event keeps its whole body; the others its first 64 KB.
            convert_from(substring((select bytes from payloads) from payload_start for
-                                  case when outcome in ('accepted', 'filtered') then payload_bytes
+                                  case when outcome = 'accepted' then payload_bytes
                                        else coalesce(kept_bytes, payload_bytes) end),
                         'UTF8'),
            case when outcome = 'rejected' then truncated
-                else outcome not in ('accepted', 'filtered') and kept_bytes is not null end,
+                else outcome <> 'accepted' and kept_bytes is not null end,
            case outcome when 'accepted' then null
                         when 'filtered' then filtered_by
                         when 'rejected' then refusal
