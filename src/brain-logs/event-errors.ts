@@ -33,6 +33,7 @@ export const eventErrors = {
       409,
       'event_not_replayable',
       'Event cannot be replayed',
-      'This refused request has no complete JSON object as its body, so there is nothing to render.',
+      'This event has no complete JSON object as its body (a refused request, or a body kept ' +
+        'only to its first 64 KB), so there is nothing to render.',
     ),
 };

@@ -7,9 +7,10 @@ export async function lockEvent(
   db: Queryable,
   workspaceId: string,
   id: string,
-): Promise<{ status: string; payload: string } | undefined> {
-  const { rows } = await db.query<{ status: string; payload: string }>(
-    `select status, payload from events where workspace_id = $1 and id = $2 for update`,
+): Promise<{ status: string; payload: string; payload_truncated: boolean } | undefined> {
+  const { rows } = await db.query<{ status: string; payload: string; payload_truncated: boolean }>(
+    `select status, payload, payload_truncated from events
+     where workspace_id = $1 and id = $2 for update`,
     [workspaceId, id],
   );
   return rows[0];

@@ -27,7 +27,8 @@ export class EventsReplay {
 
   /**
    * @throws AppError 404 unknown event, 409 `event_unfinished` while it waits for its reply,
-   *   409 `event_not_replayable` for a refused request without a complete object body,
+   *   409 `event_not_replayable` for a refused request without a complete object body or a
+   *   filtered one cut to its first 64 KB,
    *   403 `quota_exceeded` when the month's chats are used up.
    */
   async replayOne(workspaceId: string, id: string): Promise<EventJson> {
@@ -38,9 +39,7 @@ export class EventsReplay {
       if ((UNFINISHED_STATUSES as readonly string[]).includes(event.status)) {
         throw eventErrors.unfinished();
       }
-      if (event.status === 'rejected' && !isCompleteObject(event.payload)) {
-        throw eventErrors.notReplayable();
-      }
+      if (!isReplayable(event)) throw eventErrors.notReplayable();
       if (!(await this.workspaces.takeChats(workspaceId, 1, tx))) return false;
       await requeueEvents(tx, workspaceId, [id], REPLAY_FROM);
       return true;
@@ -91,13 +90,21 @@ async function replayableIds(db: Queryable, conditions: EventConditions): Promis
   const ids: string[] = [];
   for await (const row of scanEvents(db, conditions, { batchSize: BATCH })) {
     if ((UNFINISHED_STATUSES as readonly string[]).includes(row.status)) continue;
-    if (row.status === 'rejected' && !isCompleteObject(row.payload)) continue;
+    if (!isReplayable(row)) continue;
     ids.push(row.id);
   }
   return ids;
 }
 
-/** A refused request's body is replayable when it is one whole JSON object (not cut short). */
+/**
+ * A finished event is replayable unless its body is not a whole JSON object: a filtered one cut
+ * to its first 64 KB, a refused one that is not an object or was cut short.
+ */
+function isReplayable(event: { status: string; payload: string; payload_truncated: boolean }) {
+  if (event.status === 'filtered') return !event.payload_truncated;
+  return event.status !== 'rejected' || isCompleteObject(event.payload);
+}
+
 function isCompleteObject(payload: string): boolean {
   try {
     return isJsonObject(parsePayload(payload));

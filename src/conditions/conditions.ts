@@ -15,7 +15,7 @@ export interface CompiledConditions {
   failing(subject: ConditionSubject): string | undefined;
 }
 
-type Check = (subject: ConditionSubject) => boolean;
+type Check = (readings: Readings) => boolean;
 
 /** Undefined for an empty list: everything is accepted without a look at the payload. */
 export function compileConditions(
@@ -23,13 +23,16 @@ export function compileConditions(
   scopes: readonly PathScope[] = ['payload'],
 ): CompiledConditions | undefined {
   if (!conditions?.length) return undefined;
+  const paths = new DistinctPaths();
   const checks = conditions.map((condition) => ({
-    check: compileOne(condition, scopes),
+    check: compileOne(condition, scopes, paths),
     description: describeCondition(condition),
   }));
+  const { reads } = paths;
   return {
     failing(subject) {
-      for (const { check, description } of checks) if (!check(subject)) return description;
+      const readings = new Readings(subject, reads);
+      for (const { check, description } of checks) if (!check(readings)) return description;
       return undefined;
     },
   };
@@ -40,33 +43,85 @@ export function describeCondition({ path, op, value }: Condition): string {
   return value === undefined ? `${path} ${op}` : `${path} ${op} ${JSON.stringify(value)}`;
 }
 
-function compileOne(condition: Condition, scopes: readonly PathScope[]): Check {
-  const path = parseConditionPath(condition.path, scopes);
+/** The distinct paths of a list of conditions, each given a number and a reader once. */
+class DistinctPaths {
+  readonly reads: Read[] = [];
+  private readonly numbers = new Map<string, number>();
+
+  numberOf(path: ConditionPath): number {
+    const key = `${path.scope}.${path.placeholder?.path ?? ''}`;
+    let number = this.numbers.get(key);
+    if (number === undefined) {
+      number = this.reads.push(reader(path)) - 1;
+      this.numbers.set(key, number);
+    }
+    return number;
+  }
+}
+
+/**
+ * What one check of a subject has read so far, by path: each distinct path is read, and
+ * rendered, at most once however many conditions name it (a large object under a path is
+ * rendered once, not once per condition).
+ */
+class Readings {
+  private readonly values = new Map<number, JsonValue | undefined>();
+  private readonly texts = new Map<number, string>();
+
+  constructor(
+    private readonly subject: ConditionSubject,
+    private readonly reads: readonly Read[],
+  ) {}
+
+  value(path: number): JsonValue | undefined {
+    if (this.values.has(path)) return this.values.get(path);
+    const value = (this.reads[path] as Read)(this.subject);
+    this.values.set(path, value);
+    return value;
+  }
+
+  /** The text `{{path}}` renders. */
+  text(path: number): string {
+    let text = this.texts.get(path);
+    if (text === undefined) {
+      text = renderValue(this.value(path));
+      this.texts.set(path, text);
+    }
+    return text;
+  }
+}
+
+function compileOne(
+  condition: Condition,
+  scopes: readonly PathScope[],
+  paths: DistinctPaths,
+): Check {
+  const parsed = parseConditionPath(condition.path, scopes);
   // Stored conditions were checked when saved; one that no longer reads never holds.
-  if (typeof path === 'string') return () => false;
-  const read = reader(path);
+  if (typeof parsed === 'string') return () => false;
+  const path = paths.numberOf(parsed);
   const { op, value } = condition;
   const text = String(value);
   switch (op) {
     case 'exists':
-      return (subject) => present(read(subject));
+      return (readings) => present(readings.value(path));
     case 'not_exists':
-      return (subject) => !present(read(subject));
+      return (readings) => !present(readings.value(path));
     case 'eq':
-      return (subject) => rendered(read(subject)) === text;
+      return (readings) => readings.text(path) === text;
     case 'ne':
-      return (subject) => rendered(read(subject)) !== text;
+      return (readings) => readings.text(path) !== text;
     case 'contains':
-      return (subject) => rendered(read(subject)).includes(text);
+      return (readings) => readings.text(path).includes(text);
     case 'in': {
       const texts = new Set((Array.isArray(value) ? value : [value]).map(String));
-      return (subject) => texts.has(rendered(read(subject)));
+      return (readings) => texts.has(readings.text(path));
     }
     default: {
       const bound = asNumber(text);
       const holds = COMPARE[op];
-      return (subject) => {
-        const number = asNumber(rendered(read(subject)));
+      return (readings) => {
+        const number = asNumber(readings.text(path));
         return Number.isFinite(number) && Number.isFinite(bound) && holds(number, bound);
       };
     }
@@ -93,6 +148,3 @@ function reader({ scope, placeholder }: ConditionPath): Read {
 
 /** Present means neither absent nor null, as for the placeholders an event reports `missing`. */
 const present = (value: JsonValue | undefined) => value !== undefined && value !== null;
-
-/** The text `{{path}}` renders. */
-const rendered = (value: JsonValue | undefined) => renderValue(value);

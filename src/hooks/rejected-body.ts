@@ -1,4 +1,4 @@
-/** How much of a refused request's body its event keeps for Brain Logs: the first 64 KB. */
+/** How much of a refused or filtered request's body its event keeps: the first 64 KB. */
 export const REJECTED_BODY_BYTES = 65_536;
 
 /**

@@ -40,7 +40,7 @@ interface BatchParameters {
   payloads: string;
   payloadStarts: number[];
   payloadBytes: number[];
-  /** Of a body past REJECTED_BODY_BYTES, what a rejected event keeps; null: all of it. */
+  /** Of a body past REJECTED_BODY_BYTES, what an event not accepted keeps; null: all of it. */
   keptBytes: (number | null)[];
   /** The headers of each request, as one JSON array. */
   headers: string;
@@ -129,7 +129,8 @@ export function batchParameters(events: IncomingEvent[], deadline: number): Batc
 
 /**
  * Where each payload starts in the concatenated payloads' bytes (from 1), its length in bytes,
- * and, past REJECTED_BODY_BYTES, how much of it a rejected event keeps (a whole character).
+ * and, past REJECTED_BODY_BYTES, how much of it an event refused or filtered keeps (a whole
+ * character).
  */
 function payloadSlices(
   events: IncomingEvent[],

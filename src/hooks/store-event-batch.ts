@@ -16,10 +16,19 @@ export type { FirstEvent, QuotaState, StoredEvent } from './store-event-batch-ro
  * How the statement finds the keys that stored events hold:
  * - `looked-up`: it looks the batch's keys up first, and decides their requests (a duplicate,
  *   422 for another body, a key past its window freed and claimed again);
- * - `on-insert`: it does not look; the insert of a key an event holds fails the whole statement
- *   (see isKeyTaken). Senders seldom repeat a request, and the lookup costs every keyed event.
+ * - `on-insert`: the insert of a key an event holds fails the whole statement (see isKeyTaken).
+ *   Senders seldom repeat a request, and the lookup costs every keyed event. Keys are still
+ *   looked up in a workspace short of room: a request refused for the quota or the budget
+ *   stores no key, so no insert would find that it repeats an accepted one.
  */
 export type KeyCheck = 'looked-up' | 'on-insert';
+
+/** Which requests of the batch have their keys looked up, by KeyCheck. */
+const KEYS_LOOKED_UP: Record<KeyCheck, string> = {
+  'looked-up': 'dedup_key is not null and refusal is null',
+  'on-insert': `dedup_key is not null and refusal is null
+                                        and workspace_id in (select id from short_of_room)`,
+};
 
 /**
  * The one writer of the receiver: every request of a batch, accepted or refused, in one statement
@@ -71,24 +80,6 @@ with
                       and channels.webhook_token_hash = requests.token_hash
                       and channels.deleted_at is null
   ),
-  -- Stored events holding a key of the batch: within its window the key makes the request a
-  -- duplicate (or 422); past it, the key is freed below and claimed again.
-  key_holders as (${
-    keys === 'looked-up'
-      ? `
-    select id, channel_id, dedup_key, dedup_body_hash, dedup_expires_at > now() as open,
-           status, reply, error
-    from events
-    where (channel_id, dedup_key) in (select channel_id, dedup_key from requests
-                                      where dedup_key is not null and refusal is null)
-      and dedup_key is not null`
-      : `
-    select null::bigint as id, null::bigint as channel_id, null::text as dedup_key,
-           null::bytea as dedup_body_hash, null::boolean as open, null::text as status,
-           null::text as reply, null::text as error
-    where false`
-  }
-  ),
   -- The workspace rows are locked in id order, so concurrent batches cannot deadlock; the room
   -- and the budget are read from the locked rows, so no instance accepts past the quota, nor
   -- while the month's spend has reached the budget.
@@ -103,6 +94,25 @@ with
                  where refusal is null and not channel_changed and filtered_by is null)
     order by id
     for update
+  ),
+  -- Workspaces that may not take every request of the batch (too little of the quota left, or
+  -- the budget used up): their keys are looked up whatever the KeyCheck, so that a repeat of an
+  -- accepted request is its duplicate there too, never a 403.
+  short_of_room as (
+    select room.id from room
+    where room.over_budget
+       or room.room < (select count(*) from channel_checked
+                       where channel_checked.workspace_id = room.id)
+  ),
+  -- Stored events holding a key of the batch: within its window the key makes the request a
+  -- duplicate (or 422); past it, the key is freed below and claimed again.
+  key_holders as (
+    select id, channel_id, dedup_key, dedup_body_hash, dedup_expires_at > now() as open,
+           status, reply, error
+    from events
+    where (channel_id, dedup_key) in (select channel_id, dedup_key from requests
+                                      where ${KEYS_LOOKED_UP[keys]})
+      and dedup_key is not null
   ),
   -- Duplicates before the quota: they use none of it; then what accept_when filtered (stored,
   -- using none either); the budget after the quota. A repeat (or another body under the key)
@@ -191,12 +201,13 @@ with
     select id, workspace_id, channel_id,
            case outcome when 'accepted' then 'pending' when 'filtered' then 'filtered'
                         else 'rejected' end,
+           -- Only an accepted event keeps its whole body; the others its first 64 KB.
            convert_from(substring((select bytes from payloads) from payload_start for
-                                  case when outcome in ('accepted', 'filtered') then payload_bytes
+                                  case when outcome = 'accepted' then payload_bytes
                                        else coalesce(kept_bytes, payload_bytes) end),
                         'UTF8'),
            case when outcome = 'rejected' then truncated
-                else outcome not in ('accepted', 'filtered') and kept_bytes is not null end,
+                else outcome <> 'accepted' and kept_bytes is not null end,
            case outcome when 'accepted' then null
                         when 'filtered' then filtered_by
                         when 'rejected' then refusal

@@ -8,6 +8,12 @@ import { InvalidJsonError } from './json-value.js';
 export class JsonCursor {
   pos = 0;
   readonly end: number;
+  /**
+   * The last position so far where the text is not as compact JSON would write it (white space,
+   * an escape, a repeated key); -1 while there is none. A container that starts after it is
+   * written exactly as it renders (see exact-text.ts).
+   */
+  looseAt = -1;
 
   constructor(readonly src: string) {
     this.end = src.length;
@@ -22,6 +28,7 @@ export class JsonCursor {
       if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
       pos++;
     }
+    if (pos !== this.pos) this.looseAt = pos - 1;
     this.pos = pos;
   }
 

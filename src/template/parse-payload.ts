@@ -1,3 +1,4 @@
+import { EXACT_TEXT_MIN_LENGTH, keepExactText } from './exact-text.js';
 import { JsonCursor } from './json-cursor.js';
 import { isJsonObject, type JsonValue } from './json-value.js';
 import { readLiteral, readNumber } from './read-scalar.js';
@@ -29,6 +30,8 @@ export function parsePayload(raw: string): JsonValue {
   // payload keeps it, so every reader of a payload skips it here.
   if (raw.charCodeAt(0) === 0xfeff) cur.pos = 1;
   const open: Container[] = [];
+  // Where each open container starts: a large one written exactly as it renders keeps its text.
+  const starts: number[] = [];
   let key = '';
   let root: JsonValue = null;
 
@@ -41,6 +44,7 @@ export function parsePayload(raw: string): JsonValue {
       value = readString(cur);
     } else if (c === 0x7b || c === 0x5b) {
       if (open.length === MAX_DEPTH) throw cur.fail(`Nesting deeper than ${MAX_DEPTH} levels`);
+      starts.push(cur.pos);
       cur.pos++;
       value = opened = c === 0x7b ? new Map<string, JsonValue>() : [];
     } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
@@ -60,7 +64,11 @@ export function parsePayload(raw: string): JsonValue {
     const parent = open[open.length - 1];
     if (parent === undefined) root = value;
     else if (Array.isArray(parent)) parent.push(value);
-    else parent.set(key, value);
+    else {
+      const size = parent.size;
+      // A repeated key keeps its first place with the last value: rendered, the text differs.
+      if (parent.set(key, value).size === size) cur.looseAt = cur.pos;
+    }
 
     if (opened !== undefined) {
       open.push(opened);
@@ -89,6 +97,10 @@ export function parsePayload(raw: string): JsonValue {
       if (next !== closerOf(top)) throw cur.unexpected();
       cur.pos++;
       open.pop();
+      const start = starts.pop() as number;
+      if (cur.pos - start >= EXACT_TEXT_MIN_LENGTH && cur.looseAt < start) {
+        keepExactText(top, raw.slice(start, cur.pos));
+      }
     }
   }
 }

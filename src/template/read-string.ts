@@ -26,6 +26,7 @@ export function readString(cur: JsonCursor): string {
       return parts.join('');
     }
     if (c === 0x5c) {
+      cur.looseAt = pos;
       parts.push(src.slice(chunkStart, pos), readEscape(cur, pos));
       pos += src.charCodeAt(pos + 1) === 0x75 ? 6 : 2;
       chunkStart = pos;

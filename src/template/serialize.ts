@@ -1,4 +1,5 @@
-import { JsonNumber, type JsonArray, type JsonValue } from './json-value.js';
+import { exactTextOf } from './exact-text.js';
+import { JsonNumber, type JsonArray, type JsonObject, type JsonValue } from './json-value.js';
 
 /** One open container while writing: its members are visited in order, `count` of them so far. */
 interface Frame {
@@ -13,9 +14,14 @@ interface Frame {
  *
  * Iterative for the same reason as the parser: a value handed in by code
  * rather than by `parsePayload` may nest deeper than the call stack allows,
- * and rendering must never fail.
+ * and rendering must never fail. A large object or array received as compact
+ * JSON is written as its received text, sliced (see exact-text.ts).
  */
 export function toJsonText(value: JsonValue): string {
+  if (value instanceof Map || Array.isArray(value)) {
+    const exact = exactTextOf(value as JsonObject | JsonArray);
+    if (exact !== undefined) return exact;
+  }
   const stack: Frame[] = [];
   let out = '';
   let next: JsonValue = value;

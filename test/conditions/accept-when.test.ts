@@ -1,9 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
+import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { type ChannelJson } from '../support/driver.js';
 import { useTestApp } from '../support/harness.js';
 
-const { app, driver, ai } = useTestApp({ ai: true, env: { DELIVERY_ALLOW_PRIVATE: 'true' } });
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { ...ADMIN_ENV, DELIVERY_ALLOW_PRIVATE: 'true' },
+});
 
 afterEach(async () => {
   await app.ctx.db.query('delete from events');
@@ -111,6 +115,53 @@ describe('a payload accept_when does not accept', () => {
       total: 20,
     });
     expect(refused.status).toBe(403);
+  });
+
+  it('keeps only the first 64 KB of its payload, like a refused request, and is then not replayed', async () => {
+    const channel = await ordersChannel();
+    // 900 KB; three bytes a character, so the 64 KB mark falls inside one, left out whole.
+    const large = (fields: Record<string, unknown>) =>
+      JSON.stringify({ ...fields, notes: '€'.repeat(300_000) });
+    const body = large({ type: 'refund' });
+    const res = await driver.sendEvent(channel.webhook_url, body);
+    expect(res.body.status).toBe('filtered');
+    const id = res.body.event_id as string;
+    const event = (await driver.api('get', `/events/${id}`).expect(200)).body;
+    expect(event).toMatchObject({
+      status: 'filtered',
+      payload_truncated: true,
+      error: 'payload.type eq "order.created"',
+    });
+    expect(Buffer.byteLength(event.payload)).toBe(65_534);
+    expect(body.startsWith(event.payload)).toBe(true);
+
+    // Accepted, the same size is kept whole; a small filtered payload too.
+    const accepted = large({ type: 'order.created', total: 50 });
+    const kept = await driver.sendEvent(channel.webhook_url, accepted);
+    expect(kept.body.status).toBe('received');
+    const acceptedEvent = await driver.api('get', `/events/${kept.body.event_id as string}`);
+    expect(acceptedEvent.body).toMatchObject({ payload: accepted, payload_truncated: false });
+    const small = await driver.sendEvent(channel.webhook_url, { type: 'refund' });
+    const smallEvent = await driver.api('get', `/events/${small.body.event_id as string}`);
+    expect(smallEvent.body).toMatchObject({
+      payload: '{"type":"refund"}',
+      payload_truncated: false,
+    });
+
+    const admin = new PanelClient(app);
+    await admin.signIn();
+    const shown = await admin.page(`/logs/${id}`).expect(200);
+    expect(shown.text).toContain('its first 64 KB: the rest of this filtered body was not kept');
+
+    // What is kept is no whole payload: there is nothing to render again.
+    const replay = await driver.api('post', `/events/${id}/replay`);
+    expect(replay.status).toBe(409);
+    expect(replay.body.code).toBe('event_not_replayable');
+    const replayable = await driver
+      .api('post', '/events/replay')
+      .send({ channel_id: channel.id, status: 'filtered', dry_run: true })
+      .expect(200);
+    expect(replayable.body).toEqual({ count: 1 });
   });
 
   it('holds its dedup key: a repeat is its duplicate, never stored or asked', async () => {

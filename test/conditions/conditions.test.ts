@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { acceptWhenSchema, type Condition } from '../../src/conditions/condition-schemas.js';
 import { compileConditions } from '../../src/conditions/conditions.js';
-import { parsePayload } from '../../src/template/index.js';
+import { parsePayload, type JsonValue } from '../../src/template/index.js';
 
 // A number is compared as it was written: 9007199254740993 is no float.
 const payload = parsePayload(
@@ -101,5 +101,55 @@ describe('conditions', () => {
     const json = parsePayload('{"score": 0.7}');
     expect(when?.failing({ status: 'replied', json, payload })).toBeUndefined();
     expect(when?.failing({ status: 'failed', payload })).toBe('status eq "replied"');
+  });
+
+  it('reads and renders each distinct path once per check, however many conditions name it', () => {
+    /** An object of the payload that counts how often a member is looked up and it is rendered. */
+    class Counted extends Map<string, JsonValue> {
+      lookups = 0;
+      renders = 0;
+      override get(key: string) {
+        this.lookups++;
+        return super.get(key);
+      }
+      override entries() {
+        this.renders++;
+        return super.entries();
+      }
+    }
+    const tree = parsePayload(
+      JSON.stringify({ order: { total: 120, items: [{ sku: 'sku-1' }, { sku: 'sku-2' }] } }),
+    ) as ReadonlyMap<string, JsonValue>;
+    const order = new Counted(tree.get('order') as ReadonlyMap<string, JsonValue>);
+    const root = new Counted([['order', order]]);
+    // 20 conditions over two distinct paths: the order (rendered whole) and its total.
+    const conditions: Condition[] = [
+      ...Array.from({ length: 12 }, (): Condition => ({
+        path: 'payload.order',
+        op: 'contains',
+        value: 'sku-',
+      })),
+      ...Array.from({ length: 6 }, (_, i): Condition => ({
+        path: 'payload.order.total',
+        op: 'gte',
+        value: i,
+      })),
+      { path: 'payload.order', op: 'exists' },
+      { path: 'payload.order', op: 'ne', value: '{}' },
+    ];
+    const compiled = compileConditions(conditions);
+
+    expect(compiled?.failing({ payload: root })).toBeUndefined();
+    // One look-up of `order` per distinct path (`order` and `order.total`), one rendering.
+    expect(root.lookups).toBe(2);
+    expect(order.lookups).toBe(1);
+    expect(order.renders).toBe(1);
+
+    // The next check reads afresh: a payload is never answered from another's readings.
+    expect(compiled?.failing({ payload: parsePayload('{"order":{"total":3}}') })).toBe(
+      'payload.order contains "sku-"',
+    );
+    expect(compiled?.failing({ payload: root })).toBeUndefined();
+    expect(order.renders).toBe(2);
   });
 });

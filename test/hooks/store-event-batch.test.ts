@@ -214,6 +214,40 @@ describe('storing one batch with duplicates and the quota', () => {
     accepted((await store([event('untaken-key')]))[0]);
   });
 
+  it('finding keys on insert, answers repeats as duplicates while the quota or the budget is used up', async () => {
+    const onInsert = (events: IncomingEvent[]) =>
+      storeEventBatch(app.ctx.db, events, Date.now() + 60_000, 'on-insert');
+    const firstId = accepted((await onInsert([event('spent-key')]))[0]);
+    const used = await chatsUsed();
+    const duplicate = { outcome: 'duplicate', first: { id: firstId } };
+    try {
+      await driver.setWorkspace({ chat_quota: used }).expect(200);
+      const [repeat, fresh] = await onInsert([event('spent-key'), event('spent-fresh')]);
+      expect(repeat).toMatchObject(duplicate);
+      expect(fresh).toMatchObject({ outcome: 'quota_exceeded' });
+
+      // Room for one request of three: the repeat takes none of it.
+      await driver.setWorkspace({ chat_quota: used + 1 }).expect(200);
+      const [second, again, third] = await onInsert([
+        event('spent-second'),
+        event('spent-key'),
+        event('spent-third'),
+      ]);
+      accepted(second);
+      expect(again).toMatchObject(duplicate);
+      expect(third).toMatchObject({ outcome: 'quota_exceeded' });
+
+      await driver.setWorkspace({ chat_quota: 1000, monthly_budget_usd: 0 }).expect(200);
+      const [overBudget, afterBudget] = await onInsert([event('spent-key'), event('spent-fourth')]);
+      expect(overBudget).toMatchObject(duplicate);
+      expect(afterBudget).toMatchObject({ outcome: 'budget_exceeded' });
+      expect((await driver.api('get', `/events/${firstId}`)).body.duplicates).toBe(3);
+      expect(await chatsUsed()).toBe(used + 1);
+    } finally {
+      await driver.setWorkspace({ chat_quota: 1000, monthly_budget_usd: null }).expect(200);
+    }
+  });
+
   it("stores the receiver's batches finding keys on insert until one is taken, then looking them up for a while", async () => {
     const statements: string[] = [];
     const recording: Queryable = {

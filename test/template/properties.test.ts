@@ -7,9 +7,13 @@ import {
   listPlaceholders,
   missingPlaceholders,
   parsePayload,
+  placeholderOf,
   renderTemplate,
+  renderValue,
+  resolvePath,
   toJsonText,
 } from '../../src/template/index.js';
+import { EXACT_TEXT_MIN_LENGTH } from '../../src/template/exact-text.js';
 
 /**
  * A JSON document described as a tree, so tests know the exact number text
@@ -336,6 +340,32 @@ describe('template engine properties', () => {
     };
     fc.assert(fc.property(jsonish, agree), { numRuns: 2000 });
     fc.assert(fc.property(mutated, agree), { numRuns: 1000 });
+  });
+
+  it('renders large objects and arrays received as compact JSON as it renders them otherwise', () => {
+    const pad = 'x'.repeat(EXACT_TEXT_MIN_LENGTH);
+    // Large containers at three depths around the generated document; written compact, a
+    // container may be rendered as its received text, written with white space it never is.
+    const wrap = (doc: string, ws: string) =>
+      `{"pad":${ws}"${pad}","doc":${ws}${doc},"list":${ws}[${doc},{"pad":"${pad}","doc":${doc}}]}`;
+    const paths = ['doc', 'list', 'list.1', 'list.1.doc', 'list.0'].map(placeholderOf);
+    fc.assert(
+      fc.property(
+        modelOf(anyKey),
+        fc.constantFrom<StringStyle>('plain', 'escaped', 'raw'),
+        (model, style) => {
+          const compact = parsePayload(wrap(toText(model, '', style), ''));
+          const spaced = parsePayload(wrap(toText(model, ' ', style), ' '));
+          expect(renderTemplate('{{.}}', compact)).toBe(renderTemplate('{{.}}', spaced));
+          for (const path of paths) {
+            expect(renderValue(resolvePath(compact, path))).toBe(
+              renderValue(resolvePath(spaced, path)),
+            );
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 
   it('checks documents (checkPayload) exactly as parsePayload parses them', () => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { JsonNumber, parsePayload, toJsonText, type JsonValue } from '../../src/template/index.js';
+import { exactTextOf } from '../../src/template/exact-text.js';
+import {
+  JsonNumber,
+  parsePayload,
+  toJsonText,
+  type JsonObject,
+  type JsonValue,
+} from '../../src/template/index.js';
 
 describe('toJsonText', () => {
   it('writes compact JSON with numbers as written and keys in order', () => {
@@ -8,6 +15,28 @@ describe('toJsonText', () => {
     expect(toJsonText(parsePayload(text))).toBe(
       '{"z":[1.50,-0,1E+2,9007199254740993],"1":true,"a":{},"n":null}',
     );
+  });
+
+  it('writes a large object received as compact JSON as its received text, kept when parsed', () => {
+    const items = Array.from({ length: 200 }, (_, i) => ({ sku: `sku-${i}`, price: 1.5 }));
+    const compact = JSON.stringify({ items, note: 'é😀' });
+    const tree = parsePayload(compact) as JsonObject;
+    expect(exactTextOf(tree)).toBe(compact);
+    expect(toJsonText(tree)).toBe(compact);
+    expect(exactTextOf(tree.get('items') as JsonObject)).toBe(JSON.stringify(items));
+
+    // Not kept where the text may not be the rendering, nor for a small object.
+    const lone = JSON.stringify({ items, note: '\ud800' }).replace('\\ud800', '\ud800');
+    const notKept = {
+      'white space': JSON.stringify({ items }, null, 1),
+      'an escape': JSON.stringify({ items, note: 'a\nb' }),
+      'a repeated key': compact.replace('{"items"', '{"note":"x","items"'),
+      'a lone surrogate': lone,
+      small: '{"a":1}',
+    };
+    for (const [why, text] of Object.entries(notKept)) {
+      expect(exactTextOf(parsePayload(text) as JsonObject), why).toBeUndefined();
+    }
   });
 
   it('escapes quotes, backslashes and every control character', () => {
