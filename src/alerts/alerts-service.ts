@@ -1,6 +1,6 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
@@ -9,6 +9,7 @@ import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './
 import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
 import * as repo from './alerts-repo.js';
+import { requireRoom } from '../workspaces/workspace-limits.js';
 
 /** Changes of each alert shown in its history on the panel's Alerts page. */
 const HISTORY_PER_ALERT = 10;
@@ -16,7 +17,7 @@ const HISTORY_PER_ALERT = 10;
 /** Alerts seen from the API and the panel: the rules, their history, the workspace's secret. */
 export class AlertsService {
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Database,
     /** Seals the workspaces' alert secrets in the database, and opens them. */
     private readonly secrets: SecretBox,
     registry: Registry,
@@ -52,7 +53,10 @@ export class AlertsService {
   async create(workspaceId: string, input: CreateAlert): Promise<AlertJson> {
     await this.requireChannel(workspaceId, input.condition);
     const notify = await this.notifyWrite(input.notify, undefined);
-    return toAlertJson(await repo.insertAlert(this.db, workspaceId, { ...input, ...notify }));
+    return this.db.transaction(async (tx) => {
+      await requireRoom(tx, workspaceId, 'alerts');
+      return toAlertJson(await repo.insertAlert(tx, workspaceId, { ...input, ...notify }));
+    });
   }
 
   async update(workspaceId: string, id: string, changes: UpdateAlert): Promise<AlertJson> {
