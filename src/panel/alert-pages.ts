@@ -49,7 +49,9 @@ export function describeCondition(
     case 'rejections':
       return `Rejected requests ≥ ${condition.count} over ${condition.window_s} s${channel}`;
     case 'delivery_failed':
-      return `A delivery failed${channel}`;
+      return condition.after_attempts === undefined
+        ? `A delivery failed${channel}`
+        : `A delivery failed ${condition.after_attempts} attempt${condition.after_attempts === 1 ? '' : 's'}${channel}`;
     case 'queue_age':
       return `Oldest pending event older than ${condition.seconds} s`;
     case 'budget':
