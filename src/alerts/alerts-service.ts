@@ -1,6 +1,10 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
+import type { SendOutcome } from '../destinations/destination-sender.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
+import type { Config } from '../platform/config.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
@@ -8,11 +12,18 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
 import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
+import { describeFailure, notify, testNotification } from './alert-notifier.js';
 import * as repo from './alerts-repo.js';
 import { requireRoom } from '../workspaces/workspace-limits.js';
 
 /** Changes of each alert shown in its history on the panel's Alerts page. */
 const HISTORY_PER_ALERT = 10;
+
+/** What a test notification came to: `error` (secrets cut) when the target refused or was not reached. */
+export interface AlertTest {
+  ok: boolean;
+  error?: string;
+}
 
 /** Alerts seen from the API and the panel: the rules, their history, the workspace's secret. */
 export class AlertsService {
@@ -21,8 +32,11 @@ export class AlertsService {
     /** Seals the workspaces' alert secrets in the database, and opens them. */
     private readonly secrets: SecretBox,
     registry: Registry,
-    /** Lets notify URLs reach loopback and private addresses (DELIVERY_ALLOW_PRIVATE). */
-    private readonly allowPrivateUrls: boolean,
+    /**
+     * How notifications are sent (a test's, here): the timeout, the platforms' URLs, and
+     * whether notify URLs may reach loopback and private addresses (DELIVERY_ALLOW_PRIVATE).
+     */
+    private readonly delivery: Config['delivery'],
   ) {
     const db_ = db;
     new Gauge({
@@ -76,6 +90,33 @@ export class AlertsService {
     if (!(await repo.deleteAlert(this.db, workspaceId, id))) throw notFound('This alert');
   }
 
+  /**
+   * Sends one `alert.test` notification to the alert's notify target now, outside the
+   * notification queue (nothing recorded), and says whether the target took it.
+   */
+  async test(workspaceId: string, id: string): Promise<AlertTest> {
+    const alert = await repo.findAlertToNotify(this.db, workspaceId, id);
+    if (!alert) throw notFound('This alert');
+    const senders = createSenderDeps(this.delivery);
+    try {
+      const deps = { senders, secrets: this.secrets, alertSecret: this.alertSecret };
+      const sent = await notify(deps, alert, testNotification(alert, randomUUID())).catch(
+        // A notify that cannot even be sent (its secret sealed under a key no longer configured).
+        (error: unknown): SendOutcome => ({
+          outcome: 'fail',
+          status: null,
+          error: error instanceof Error ? error.message : String(error),
+          parts: 0,
+        }),
+      );
+      return sent.outcome === 'delivered'
+        ? { ok: true }
+        : { ok: false, error: describeFailure(sent) };
+    } finally {
+      senders.close();
+    }
+  }
+
   /** Each alert's latest changes, newest first, by alert id. */
   async history(workspaceId: string): Promise<Map<string, AlertChange[]>> {
     const byAlert = new Map<string, AlertChange[]>();
@@ -121,7 +162,7 @@ export class AlertsService {
       ['webhook_url', 'webhook_url' in notify ? notify.webhook_url : undefined],
     ] as const) {
       if (!url) continue;
-      const refused = await whyUnreachable(new URL(url), this.allowPrivateUrls);
+      const refused = await whyUnreachable(new URL(url), this.delivery.allowPrivate);
       if (refused)
         throw invalid(
           `notify.${field}`,

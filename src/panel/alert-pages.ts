@@ -1,10 +1,13 @@
 import { Router } from 'express';
 import type { AlertCondition } from '../alerts/alert-schemas.js';
+import { pathId } from './forms.js';
 import type { PanelServices } from './panel-services.js';
-import { workspaceId } from './panel-auth.js';
+import { signedIn, workspaceId } from './panel-auth.js';
 
 /** `/alerts`: each alert rule of the workspace with its state and its latest changes. */
-export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config'>): Router {
+export function alertPages(
+  ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config' | 'sessions'>,
+): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'alerts';
@@ -27,6 +30,19 @@ export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'channels' | 'con
       valueOf: describeValue,
       intervalS: ctx.config.alertIntervalMs / 1000,
     });
+  });
+
+  /** "Send test": one `alert.test` notification now; the page says what the target answered. */
+  router.post('/:id/test', async (req, res) => {
+    const id = pathId(req.params.id, 'This alert');
+    const test = await ctx.alerts.test(workspaceId(res), id);
+    await ctx.sessions.flash(
+      signedIn(res).session,
+      test.ok
+        ? { kind: 'ok', text: 'Test notification sent.' }
+        : { kind: 'error', text: `Test notification not sent: ${test.error ?? 'unknown error'}.` },
+    );
+    res.redirect(303, `/alerts#alert-${id}`);
   });
 
   return router;

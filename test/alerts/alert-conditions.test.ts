@@ -196,6 +196,43 @@ describe('alert conditions', () => {
     ]);
   });
 
+  it('sends a test notification on request: one signed alert.test message, nothing recorded', async () => {
+    const alert = await createAlert({ type: 'queue_age', seconds: 60 });
+    const sent = await driver.api('post', `/alerts/${alert.id}/test`).expect(200);
+    expect(sent.body).toEqual({ ok: true });
+    const messages = receiver.messages.filter((message) => message.path === '/alerts');
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.verifiedWith).toHaveLength(1);
+    expect(messages[0]?.json).toMatchObject({
+      type: 'alert.test',
+      timestamp: expect.any(String),
+      data: { test: true, value: null, alert: { id: alert.id, state: 'ok' } },
+    });
+    const { rows } = await app.ctx.db.query('select id from alert_changes');
+    expect(rows).toEqual([]);
+    expect(await alertNow(alert.id)).toMatchObject({ state: 'ok', since: null });
+
+    receiver.enqueue({ status: 503 });
+    const refused = await driver.api('post', `/alerts/${alert.id}/test`).expect(200);
+    expect(refused.body).toEqual({ ok: false, error: expect.stringContaining('HTTP 503') });
+    await driver.api('post', '/alerts/999999/test').expect(404);
+  });
+
+  it("cuts the notify URL's secrets out of a test's error", async () => {
+    const secret = 'sig-0123456789abcdef';
+    const res = await driver.api('post', '/alerts').send({
+      name: 'Signed URL',
+      condition: { type: 'queue_age', seconds: 60 },
+      notify: { kind: 'webhook', url: receiver.url(`/signed?sig=${secret}`) },
+    });
+    expect(res.status).toBe(201);
+    receiver.enqueue({ status: 400, body: `bad request for sig=${secret}` });
+    const refused = await driver.api('post', `/alerts/${res.body.id as string}/test`).expect(200);
+    expect(refused.body.ok).toBe(false);
+    expect(refused.body.error).toContain('HTTP 400');
+    expect(refused.body.error).not.toContain(secret);
+  });
+
   it('queue_age fires while the oldest pending event is older, and clears once it is answered', async () => {
     const channel = await driver.createChannel();
     const alert = await createAlert({ type: 'queue_age', seconds: 60 });

@@ -84,4 +84,39 @@ describe('the Alerts page', () => {
     expect(page.text).toContain('A delivery failed, channel “Shop &lt;orders&gt;”');
     expect(page.text).toContain('Rejected requests ≥ 5 over 60 s, any channel');
   });
+
+  it('sends a test notification from the alert\'s "Send test" button, with the CSRF token, and says what came of it', async () => {
+    const secret = await driver.api('get', '/alerts/secret').expect(200);
+    receiver.secrets = [secret.body.secret as string];
+    const created = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Queue slow',
+        condition: { type: 'queue_age', seconds: 60 },
+        notify: { kind: 'webhook', url: receiver.url('/panel-test') },
+      })
+      .expect(201);
+    const id = created.body.id as string;
+    const page = await client.page('/alerts');
+    expect(page.text).toContain(`action="/alerts/${id}/test"`);
+    const before = receiver.messages.length;
+
+    // Without the session's CSRF token nothing is sent.
+    const forged = await client.form(`/alerts/${id}/test`, { _csrf: 'forged' });
+    expect(forged.status).toBe(403);
+    expect(receiver.messages).toHaveLength(before);
+
+    const sent = await client.form(`/alerts/${id}/test`);
+    expect(sent.status).toBe(303);
+    expect(sent.headers.location).toBe(`/alerts#alert-${id}`);
+    const message = receiver.messages.at(-1);
+    expect(receiver.messages).toHaveLength(before + 1);
+    expect(message?.verifiedWith).toHaveLength(1);
+    expect(message?.json).toMatchObject({ type: 'alert.test', data: { test: true } });
+    expect((await client.page('/alerts')).text).toContain('Test notification sent.');
+
+    receiver.enqueue({ status: 500 });
+    await client.form(`/alerts/${id}/test`).expect(303);
+    expect((await client.page('/alerts')).text).toMatch(/Test notification not sent: HTTP 500/);
+  });
 });
