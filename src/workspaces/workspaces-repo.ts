@@ -1,7 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import { CURRENT_MONTH_START } from '../db/sql.js';
 import { BUDGET_RESETS_AT, spentThisMonth } from '../spend/budget-sql.js';
-import type { LimitedTable } from './workspace-limits.js';
 
 export interface WorkspaceRow {
   id: string;
@@ -117,7 +116,7 @@ export async function takeChats(db: Queryable, id: string, chats: number): Promi
 export async function lockAndCount(
   tx: Queryable,
   workspaceId: string,
-  table: LimitedTable,
+  table: string,
 ): Promise<number> {
   await tx.query(`select pg_advisory_xact_lock(hashtext('hookprompt:count:' || $2 || ':' || $1))`, [
     workspaceId,
