@@ -51,22 +51,22 @@ function rejections(scoped: 'channel' | 'workspace'): string {
 const AFTER_ATTEMPTS = `(a.condition->>'after_attempts')::int`;
 
 /**
- * The channel's newest delivery that tells a `delivery_failed` rule anything, as `(id,
- * failing)`: one that ended (delivered or failed) or, when the rule has `after_attempts`
- * (`after`, SQL; null without), one still retried after that many failed attempts of its round.
- * Each half reads one partial index (migrations 0027 and 0042).
+ * With `after_attempts` (`after`, SQL; null without), the newest delivery among `scope` (SQL
+ * over `d`) still retried after that many failed attempts of its round, as `id` (null when
+ * none). It reads the small partial index of migration 0042.
  */
-function newestSettled(channel: string, after: string): string {
-  return `((select d.id, d.state = 'failed' as failing from deliveries d
-      where d.channel_id = ${channel} and d.state in ('delivered', 'failed')
-      order by d.id desc limit 1)
-    union all
-    (select d.id, true from deliveries d
-      where ${after} is not null and d.channel_id = ${channel}
-        and d.state in ('pending', 'sending') and d.attempts > d.round_start
-        and d.attempts - d.round_start >= ${after}
-      order by d.id desc limit 1))`;
+function newestRetried(scope: string, after: string): string {
+  return `(select max(d.id) as id from deliveries d
+    where ${after} is not null and ${scope}
+      and d.state in ('pending', 'sending') and d.attempts > d.round_start
+      and d.attempts - d.round_start >= ${after})`;
 }
+
+/**
+ * Whether the newest delivery that tells the rule anything failed: the newest ended one `e`
+ * (delivered or failed), unless a later one `r` is still retried after `after_attempts`.
+ */
+const FAILING = `case when r.id > coalesce(e.id, 0) then true else e.failing end`;
 
 /**
  * Whether the scope's newest settled delivery (by id: the later message) failed: 1 while it
@@ -77,9 +77,18 @@ function deliveryFailed(scoped: 'channel' | 'workspace'): string {
   const only = `${TYPE} = 'delivery_failed' and a.condition->>'channel_id' is ${scoped === 'channel' ? 'not ' : ''}null`;
   const last =
     scoped === 'channel'
-      ? `(select s.failing from ${newestSettled(CHANNEL, AFTER_ATTEMPTS)} s
-          where exists (select 1 from channels c where c.id = ${CHANNEL} and c.workspace_id = a.workspace_id)
-          order by s.id desc limit 1)`
+      ? `(select ${FAILING}
+          from ${newestRetried(
+            `d.channel_id = ${CHANNEL}
+              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)`,
+            AFTER_ATTEMPTS,
+          )} r
+          left join lateral (
+            select d.id, d.state = 'failed' as failing from deliveries d
+            where d.channel_id = ${CHANNEL} and d.state in ('delivered', 'failed')
+              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)
+            order by d.id desc limit 1
+          ) e on true)`
       : `(select l.failing from last_deliveries l
           where l.workspace_id = a.workspace_id and l.after_attempts is not distinct from ${AFTER_ATTEMPTS})`;
   return `select case when failing then 1 else 0 end::float8 as value,
@@ -90,22 +99,30 @@ function deliveryFailed(scoped: 'channel' | 'workspace'): string {
 /**
  * Whether each workspace's newest settled delivery failed, for the workspaces with a
  * workspace-wide `delivery_failed` rule, per `after_attempts`: a common table expression of the
- * evaluating statement.
+ * evaluating statement. The newest ended delivery is found channel by channel (each through
+ * its index), the newest retried one in the few being retried.
  */
 export const LAST_DELIVERIES = `last_deliveries as materialized (
-  select ws.workspace_id, ws.after_attempts, (
-    select d.failing from channels c
-    cross join lateral (
-      select s.id, s.failing from ${newestSettled('c.id', 'ws.after_attempts')} s
-      order by s.id desc limit 1
-    ) d
-    where c.workspace_id = ws.workspace_id and c.deleted_at is null
-    order by d.id desc limit 1
-  ) as failing
+  select ws.workspace_id, ws.after_attempts, ${FAILING} as failing
   from (
     select distinct workspace_id, (condition->>'after_attempts')::int as after_attempts from alerts
     where enabled and condition->>'type' = 'delivery_failed' and condition->>'channel_id' is null
   ) ws
+  left join lateral (
+    select d.id, d.state = 'failed' as failing from channels c
+    cross join lateral (
+      select d.id, d.state from deliveries d
+      where d.channel_id = c.id and d.state in ('delivered', 'failed')
+      order by d.id desc limit 1
+    ) d
+    where c.workspace_id = ws.workspace_id and c.deleted_at is null
+    order by d.id desc limit 1
+  ) e on true
+  left join lateral ${newestRetried(
+    `d.channel_id in (select c.id from channels c
+       where c.workspace_id = ws.workspace_id and c.deleted_at is null)`,
+    'ws.after_attempts',
+  )} r on true
 )`;
 
 /** Seconds since the oldest `pending` event of the workspace arrived (0 when none waits). */
