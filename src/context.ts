@@ -202,12 +202,7 @@ export class AppContext {
       adminApiKey: config.adminApiKey,
       defaultWorkspaceId: () => this.defaultWorkspaceId,
     });
-    this.alerts = new AlertsService(
-      db,
-      secrets,
-      this.metrics.registry,
-      config.delivery.allowPrivate,
-    );
+    this.alerts = new AlertsService(db, secrets, this.metrics.registry, config.delivery);
     const background = config.role !== 'web';
     this.trials = new TrialsService(db, this.channels, {
       requireProviders: (tx, workspaceId, names) =>

@@ -48,32 +48,68 @@ function rejections(scoped: 'channel' | 'workspace'): string {
   );
 }
 
+const AFTER_ATTEMPTS = `(a.condition->>'after_attempts')::int`;
+
 /**
- * Whether the scope's latest ended delivery (by id: the later message) failed: 1 while it did,
- * 0 once a later one was delivered. Workspace-wide rules read LAST_DELIVERIES, found once per
- * evaluation for every workspace that has one.
+ * With `after_attempts` (`after`, SQL; null without), the newest delivery among `scope` (SQL
+ * over `d`) still retried after that many failed attempts of its round, as `id` (null when
+ * none). It reads the small partial index of migration 0042.
+ */
+function newestRetried(scope: string, after: string): string {
+  return `(select max(d.id) as id from deliveries d
+    where ${after} is not null and ${scope}
+      and d.state in ('pending', 'sending') and d.attempts > d.round_start
+      and d.attempts - d.round_start >= ${after})`;
+}
+
+/**
+ * Whether the newest delivery that tells the rule anything failed: the newest ended one `e`
+ * (delivered or failed), unless a later one `r` is still retried after `after_attempts`.
+ */
+const FAILING = `case when r.id > coalesce(e.id, 0) then true else e.failing end`;
+
+/**
+ * Whether the scope's newest settled delivery (by id: the later message) failed: 1 while it
+ * did, 0 once a later one was delivered. Workspace-wide rules read LAST_DELIVERIES, found once
+ * per evaluation for every workspace (and `after_attempts`) that has one.
  */
 function deliveryFailed(scoped: 'channel' | 'workspace'): string {
   const only = `${TYPE} = 'delivery_failed' and a.condition->>'channel_id' is ${scoped === 'channel' ? 'not ' : ''}null`;
   const last =
     scoped === 'channel'
-      ? `(select d.state from deliveries d
-          where d.channel_id = ${CHANNEL} and d.state in ('delivered', 'failed')
-            and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)
-          order by d.id desc limit 1)`
-      : `(select l.state from last_deliveries l where l.workspace_id = a.workspace_id)`;
-  return `select case when state = 'failed' then 1 else 0 end::float8 as value,
-     coalesce(state = 'failed', false) as firing
-   from (select ${last} as state where ${only}) last`;
+      ? `(select ${FAILING}
+          from ${newestRetried(
+            `d.channel_id = ${CHANNEL}
+              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)`,
+            AFTER_ATTEMPTS,
+          )} r
+          left join lateral (
+            select d.id, d.state = 'failed' as failing from deliveries d
+            where d.channel_id = ${CHANNEL} and d.state in ('delivered', 'failed')
+              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)
+            order by d.id desc limit 1
+          ) e on true)`
+      : `(select l.failing from last_deliveries l
+          where l.workspace_id = a.workspace_id and l.after_attempts is not distinct from ${AFTER_ATTEMPTS})`;
+  return `select case when failing then 1 else 0 end::float8 as value,
+     coalesce(failing, false) as firing
+   from (select ${last} as failing where ${only}) last`;
 }
 
 /**
- * The state of each workspace's latest ended delivery, for the workspaces with a workspace-wide
- * `delivery_failed` rule: a common table expression of the evaluating statement.
+ * Whether each workspace's newest settled delivery failed, for the workspaces with a
+ * workspace-wide `delivery_failed` rule, per `after_attempts`: a common table expression of the
+ * evaluating statement. The newest ended delivery is found channel by channel (each through
+ * its index), the newest retried one in the few being retried.
  */
 export const LAST_DELIVERIES = `last_deliveries as materialized (
-  select ws.workspace_id, (
-    select d.state from channels c
+  select ws.workspace_id, ws.after_attempts, ${FAILING} as failing
+  from (
+    select distinct workspace_id, (condition->>'after_attempts')::int as after_attempts from alerts
+    where enabled and condition->>'type' = 'delivery_failed' and condition->>'channel_id' is null
+  ) ws
+  left join lateral (
+    select d.id, d.state = 'failed' as failing from channels c
     cross join lateral (
       select d.id, d.state from deliveries d
       where d.channel_id = c.id and d.state in ('delivered', 'failed')
@@ -81,11 +117,12 @@ export const LAST_DELIVERIES = `last_deliveries as materialized (
     ) d
     where c.workspace_id = ws.workspace_id and c.deleted_at is null
     order by d.id desc limit 1
-  ) as state
-  from (
-    select distinct workspace_id from alerts
-    where enabled and condition->>'type' = 'delivery_failed' and condition->>'channel_id' is null
-  ) ws
+  ) e on true
+  left join lateral ${newestRetried(
+    `d.channel_id in (select c.id from channels c
+       where c.workspace_id = ws.workspace_id and c.deleted_at is null)`,
+    'ws.after_attempts',
+  )} r on true
 )`;
 
 /** Seconds since the oldest `pending` event of the workspace arrived (0 when none waits). */

@@ -28,7 +28,12 @@ export const conditionSchema = z.discriminatedUnion('type', [
     count: z.number().int().min(1).max(1_000_000_000),
     window_s: windowS,
   }),
-  z.strictObject({ type: z.literal('delivery_failed'), channel_id: channelId.optional() }),
+  z.strictObject({
+    type: z.literal('delivery_failed'),
+    channel_id: channelId.optional(),
+    /** Fire once a delivery has failed this many attempts, before its schedule ends. */
+    after_attempts: z.number().int().min(1).max(20).optional(),
+  }),
   z.strictObject({
     type: z.literal('queue_age'),
     seconds: z

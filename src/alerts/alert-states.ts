@@ -14,3 +14,6 @@ export const MESSAGE_TYPES: Readonly<Record<AlertState, string>> = {
   firing: 'alert.firing',
   ok: 'alert.resolved',
 };
+
+/** The Standard Webhooks message type of a test sent on request (`POST /alerts/{id}/test`). */
+export const TEST_MESSAGE_TYPE = 'alert.test';

@@ -1,7 +1,12 @@
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { evaluateAlerts } from './alert-evaluate.js';
-import { notify, type NotifierDeps } from './alert-notifier.js';
+import {
+  changeNotification,
+  describeFailure,
+  notify,
+  type NotifierDeps,
+} from './alert-notifier.js';
 import type { SendOutcome } from '../destinations/destination-sender.js';
 import { alertsByIds, type AlertToNotify, type StoredRow } from './alerts-repo.js';
 import {
@@ -84,15 +89,17 @@ export class AlertsEvaluator {
     change: ClaimedNotification,
   ): Promise<boolean> {
     const { db, log } = this.options;
-    const sent = await notify(this.options, alert, change).catch((error: unknown): SendOutcome => {
-      // A notify that cannot even be sent (its secret or URL sealed under a key no longer
-      // configured, the alert secret unreadable) is a failed attempt like any other: it
-      // counts toward MAX_ATTEMPTS instead of being taken again every lease, for ever, and
-      // the notifications after it in this run still go.
-      log.error({ err: error, alertId: alert.id }, 'alert notification could not be sent');
-      const message = error instanceof Error ? error.message : String(error);
-      return { outcome: 'retry', status: null, error: message, retryAfterMs: 0, parts: 0 };
-    });
+    const sent = await notify(this.options, alert, changeNotification(change)).catch(
+      (error: unknown): SendOutcome => {
+        // A notify that cannot even be sent (its secret or URL sealed under a key no longer
+        // configured, the alert secret unreadable) is a failed attempt like any other: it
+        // counts toward MAX_ATTEMPTS instead of being taken again every lease, for ever, and
+        // the notifications after it in this run still go.
+        log.error({ err: error, alertId: alert.id }, 'alert notification could not be sent');
+        const message = error instanceof Error ? error.message : String(error);
+        return { outcome: 'retry', status: null, error: message, retryAfterMs: 0, parts: 0 };
+      },
+    );
     if (sent.outcome === 'delivered') {
       await markSent(db, change.id);
       log.info({ alertId: alert.id, state: change.state }, 'alert notification sent');
@@ -101,7 +108,7 @@ export class AlertsEvaluator {
     const final = sent.outcome === 'fail' || change.attempts >= MAX_ATTEMPTS;
     const backoffMs = RETRY_BASE_MS * 2 ** (change.attempts - 1);
     const retryMs = sent.outcome === 'retry' ? Math.max(backoffMs, sent.retryAfterMs) : 0;
-    await markAttemptFailed(db, change.id, describe(sent), retryMs, final);
+    await markAttemptFailed(db, change.id, describeFailure(sent), retryMs, final);
     log.warn(
       { alertId: alert.id, state: change.state, attempts: change.attempts, final },
       'alert notification not sent',
@@ -129,9 +136,4 @@ export class AlertsEvaluator {
       );
     }
   }
-}
-
-/** A failed attempt in words, for the Alerts page: the platform's error and its HTTP status. */
-function describe(sent: Exclude<SendOutcome, { outcome: 'delivered' }>): string {
-  return sent.status === null ? sent.error : `${sent.error} (HTTP ${sent.status})`;
 }

@@ -118,6 +118,21 @@ export async function alertsByIds(
   return new Map(rows.map((row) => [row.id, row]));
 }
 
+/** One alert of the workspace as its notification is sent (a test). */
+export async function findAlertToNotify(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<StoredRow<AlertToNotify> | undefined> {
+  const { rows } = await db.query<StoredRow<AlertToNotify>>(
+    `select ${COLUMNS}, a.notify_secret, w.name as workspace_name
+     from alerts a join workspaces w on w.id = a.workspace_id
+     where a.workspace_id = $1 and a.id = $2`,
+    [workspaceId, id],
+  );
+  return rows[0];
+}
+
 export async function insertAlert(
   db: Queryable,
   secrets: SecretBox,

@@ -30,6 +30,11 @@ export function alertsRoutes(alerts: AlertsService): Router {
     res.json(await alerts.update(res.locals.workspaceId, alertId(req.params.id), changes));
   });
 
+  // One notification of type `alert.test`; `{ok: false, error}` when the target refused it.
+  router.post('/alerts/:id/test', async (req, res) => {
+    res.json(await alerts.test(res.locals.workspaceId, alertId(req.params.id)));
+  });
+
   router.delete('/alerts/:id', async (req, res) => {
     await alerts.delete(res.locals.workspaceId, alertId(req.params.id));
     res.status(204).end();

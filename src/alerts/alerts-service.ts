@@ -1,6 +1,10 @@
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
-import type { Queryable } from '../db/database.js';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database.js';
+import type { SendOutcome } from '../destinations/destination-sender.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
+import type { Config } from '../platform/config.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
@@ -9,20 +13,31 @@ import { keptUrl } from '../secrets/secret-values.js';
 import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
 import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
+import { describeFailure, notify, testNotification } from './alert-notifier.js';
 import * as repo from './alerts-repo.js';
+import { requireRoom } from '../workspaces/workspace-limits.js';
 
 /** Changes of each alert shown in its history on the panel's Alerts page. */
 const HISTORY_PER_ALERT = 10;
 
+/** What a test notification came to: `error` (secrets cut) when the target refused or was not reached. */
+export interface AlertTest {
+  ok: boolean;
+  error?: string;
+}
+
 /** Alerts seen from the API and the panel: the rules, their history, the workspace's secret. */
 export class AlertsService {
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Database,
     /** Seals the workspaces' alert secrets in the database, and opens them. */
     private readonly secrets: SecretBox,
     registry: Registry,
-    /** Lets notify URLs reach loopback and private addresses (DELIVERY_ALLOW_PRIVATE). */
-    private readonly allowPrivateUrls: boolean,
+    /**
+     * How notifications are sent (a test's, here): the timeout, the platforms' URLs, and
+     * whether notify URLs may reach loopback and private addresses (DELIVERY_ALLOW_PRIVATE).
+     */
+    private readonly delivery: Config['delivery'],
   ) {
     const db_ = db;
     new Gauge({
@@ -53,9 +68,12 @@ export class AlertsService {
   async create(workspaceId: string, input: CreateAlert): Promise<AlertJson> {
     await this.requireChannel(workspaceId, input.condition);
     const notify = await this.notifyWrite(input.notify, undefined);
-    return toAlertJson(
-      await repo.insertAlert(this.db, this.secrets, workspaceId, { ...input, ...notify }),
-    );
+    return this.db.transaction(async (tx) => {
+      await requireRoom(tx, workspaceId, 'alerts');
+      return toAlertJson(
+        await repo.insertAlert(tx, this.secrets, workspaceId, { ...input, ...notify }),
+      );
+    });
   }
 
   async update(workspaceId: string, id: string, changes: UpdateAlert): Promise<AlertJson> {
@@ -74,6 +92,33 @@ export class AlertsService {
 
   async delete(workspaceId: string, id: string): Promise<void> {
     if (!(await repo.deleteAlert(this.db, workspaceId, id))) throw notFound('This alert');
+  }
+
+  /**
+   * Sends one `alert.test` notification to the alert's notify target now, outside the
+   * notification queue (nothing recorded), and says whether the target took it.
+   */
+  async test(workspaceId: string, id: string): Promise<AlertTest> {
+    const alert = await repo.findAlertToNotify(this.db, workspaceId, id);
+    if (!alert) throw notFound('This alert');
+    const senders = createSenderDeps(this.delivery);
+    try {
+      const deps = { senders, secrets: this.secrets, alertSecret: this.alertSecret };
+      const sent = await notify(deps, alert, testNotification(alert, randomUUID())).catch(
+        // A notify that cannot even be sent (its secret sealed under a key no longer configured).
+        (error: unknown): SendOutcome => ({
+          outcome: 'fail',
+          status: null,
+          error: error instanceof Error ? error.message : String(error),
+          parts: 0,
+        }),
+      );
+      return sent.outcome === 'delivered'
+        ? { ok: true }
+        : { ok: false, error: describeFailure(sent) };
+    } finally {
+      senders.close();
+    }
   }
 
   /** Each alert's latest changes, newest first, by alert id. */
@@ -126,7 +171,7 @@ export class AlertsService {
     ] as const) {
       if (!url) continue;
       const refused = await whyUnreachable(new URL(url), {
-        allowPrivate: this.allowPrivateUrls,
+        allowPrivate: this.delivery.allowPrivate,
         setting: 'DELIVERY_ALLOW_PRIVATE',
       });
       if (refused)

@@ -1,17 +1,39 @@
-import { Router } from 'express';
-import type { AlertCondition } from '../alerts/alert-schemas.js';
+import { Router, type Response } from 'express';
+import { createAlertSchema, type AlertCondition } from '../alerts/alert-schemas.js';
+import { AppError } from '../platform/errors.js';
+import {
+  CHANNEL_TYPES,
+  CONDITION_FIELDS,
+  alertFormErrors,
+  alertInputOf,
+  emptyAlertForm,
+  postedAlertForm,
+  type AlertForm,
+} from './alert-form.js';
+import { KIND_FIELDS, isSecretField } from './destination-form.js';
+import { pathId, type FieldErrors } from './forms.js';
 import type { PanelServices } from './panel-services.js';
-import { workspaceId } from './panel-auth.js';
+import { signedIn, workspaceId } from './panel-auth.js';
 
-/** `/alerts`: each alert rule of the workspace with its state and its latest changes. */
-export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config'>): Router {
+/**
+ * `/alerts`: each alert rule of the workspace with its state and its latest changes, a form to
+ * add one, and a "Send test" button per rule.
+ */
+export function alertPages(
+  ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config' | 'sessions'>,
+): Router {
   const router = Router();
   router.use((_req, res, next) => {
     res.locals.area = 'alerts';
     next();
   });
 
-  router.get('/', async (_req, res) => {
+  const show = async (
+    res: Response,
+    form: AlertForm = emptyAlertForm(),
+    errors: FieldErrors = {},
+    status = 200,
+  ) => {
     const workspace = workspaceId(res);
     const [alerts, history, channels] = await Promise.all([
       ctx.alerts.list(workspace),
@@ -19,14 +41,55 @@ export function alertPages(ctx: Pick<PanelServices, 'alerts' | 'channels' | 'con
       ctx.channels.list(workspace),
     ]);
     const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
-    res.render('alerts/index', {
+    res.status(status).render('alerts/index', {
       title: 'Alerts',
       alerts,
       history,
       describe: (condition: AlertCondition) => describeCondition(condition, channelNames),
       valueOf: describeValue,
       intervalS: ctx.config.alertIntervalMs / 1000,
+      form,
+      errors,
+      channels,
+      conditionFields: CONDITION_FIELDS,
+      channelTypes: CHANNEL_TYPES,
+      kindFields: KIND_FIELDS,
+      isSecretField,
     });
+  };
+
+  router.get('/', async (_req, res) => {
+    await show(res);
+  });
+
+  /** "Add an alert": the API's checks and limit, their errors shown at the form's fields. */
+  router.post('/', async (req, res) => {
+    const form = postedAlertForm(req.body);
+    let created: { id: string };
+    try {
+      created = await ctx.alerts.create(
+        workspaceId(res),
+        createAlertSchema.parse(alertInputOf(form)),
+      );
+    } catch (error) {
+      const errors = alertFormErrors(error, form);
+      return show(res, form, errors, error instanceof AppError && error.status === 409 ? 409 : 400);
+    }
+    await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Alert added.' });
+    res.redirect(303, `/alerts#alert-${created.id}`);
+  });
+
+  /** "Send test": one `alert.test` notification now; the page says what the target answered. */
+  router.post('/:id/test', async (req, res) => {
+    const id = pathId(req.params.id, 'This alert');
+    const test = await ctx.alerts.test(workspaceId(res), id);
+    await ctx.sessions.flash(
+      signedIn(res).session,
+      test.ok
+        ? { kind: 'ok', text: 'Test notification sent.' }
+        : { kind: 'error', text: `Test notification not sent: ${test.error ?? 'unknown error'}.` },
+    );
+    res.redirect(303, `/alerts#alert-${id}`);
   });
 
   return router;
@@ -49,7 +112,9 @@ export function describeCondition(
     case 'rejections':
       return `Rejected requests ≥ ${condition.count} over ${condition.window_s} s${channel}`;
     case 'delivery_failed':
-      return `A delivery failed${channel}`;
+      return condition.after_attempts === undefined
+        ? `A delivery failed${channel}`
+        : `A delivery failed ${condition.after_attempts} attempt${condition.after_attempts === 1 ? '' : 's'}${channel}`;
     case 'queue_age':
       return `Oldest pending event older than ${condition.seconds} s`;
     case 'budget':

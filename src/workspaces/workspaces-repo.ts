@@ -107,3 +107,24 @@ export async function takeChats(db: Queryable, id: string, chats: number): Promi
   );
   return rowCount === 1;
 }
+
+/**
+ * How many rows of `table` (one of workspace-limits.ts, never a caller's text) the workspace
+ * holds, after taking the transaction-scoped lock of that count: creates in that table wait for
+ * each other until their transactions end.
+ */
+export async function lockAndCount(
+  tx: Queryable,
+  workspaceId: string,
+  table: string,
+): Promise<number> {
+  await tx.query(`select pg_advisory_xact_lock(hashtext('hookprompt:count:' || $2 || ':' || $1))`, [
+    workspaceId,
+    table,
+  ]);
+  const { rows } = await tx.query<{ count: number }>(
+    `select count(*)::int as count from ${table} where workspace_id = $1`,
+    [workspaceId],
+  );
+  return rows[0]?.count ?? 0;
+}

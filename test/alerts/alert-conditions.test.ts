@@ -149,6 +149,90 @@ describe('alert conditions', () => {
     ]);
   });
 
+  it('delivery_failed with after_attempts fires once a delivery failed that many attempts, while it is still retried', async () => {
+    const channel = await driver.createChannel();
+    await driver
+      .updateChannel(channel.id, { reply_delivery: { url: receiver.url('/replies') } })
+      .expect(200);
+    const early = await createAlert({
+      type: 'delivery_failed',
+      channel_id: channel.id,
+      after_attempts: 2,
+    });
+    const anyChannel = await createAlert({ type: 'delivery_failed', after_attempts: 2 });
+    const atTheEnd = await createAlert({ type: 'delivery_failed', channel_id: channel.id });
+    const deliveries = createDeliveryWorker(app.ctx);
+    const deliverNow = async () => {
+      // Due now rather than after its back-off.
+      await app.ctx.db.query(`update deliveries set run_at = now() where state = 'pending'`);
+      await deliveries.runOnce();
+    };
+    receiver.enqueue({ status: 500 }, { status: 500 });
+    await receive(channel, 1);
+    await createWorker(app.ctx).runOnce();
+
+    await deliverNow();
+    // One failed attempt of two.
+    expect(await evaluate()).toEqual({ changed: 0, sent: 0 });
+    await deliverNow();
+    expect(await evaluate()).toEqual({ changed: 2, sent: 2 });
+    expect(await alertNow(early.id)).toMatchObject({ state: 'firing', last_value: 1 });
+    expect(await alertNow(anyChannel.id)).toMatchObject({ state: 'firing', last_value: 1 });
+    // The delivery is still retried on its schedule: the rule without after_attempts waits.
+    expect(await alertNow(atTheEnd.id)).toMatchObject({ state: 'ok', since: null });
+    const { rows } = await app.ctx.db.query('select state, attempts from deliveries');
+    expect(rows).toEqual([{ state: 'pending', attempts: 2 }]);
+
+    // The third attempt is delivered: both clear.
+    await deliverNow();
+    expect(await evaluate()).toEqual({ changed: 2, sent: 2 });
+    expect(await alertNow(early.id)).toMatchObject({ state: 'ok', last_value: 0 });
+    expect(await alertNow(anyChannel.id)).toMatchObject({ state: 'ok', last_value: 0 });
+    expect(notifications().map((n) => [n.type, n.value])).toEqual([
+      ['alert.firing', 1],
+      ['alert.firing', 1],
+      ['alert.resolved', 0],
+      ['alert.resolved', 0],
+    ]);
+  });
+
+  it('sends a test notification on request: one signed alert.test message, nothing recorded', async () => {
+    const alert = await createAlert({ type: 'queue_age', seconds: 60 });
+    const sent = await driver.api('post', `/alerts/${alert.id}/test`).expect(200);
+    expect(sent.body).toEqual({ ok: true });
+    const messages = receiver.messages.filter((message) => message.path === '/alerts');
+    expect(messages).toHaveLength(1);
+    expect(messages[0]?.verifiedWith).toHaveLength(1);
+    expect(messages[0]?.json).toMatchObject({
+      type: 'alert.test',
+      timestamp: expect.any(String),
+      data: { test: true, value: null, alert: { id: alert.id, state: 'ok' } },
+    });
+    const { rows } = await app.ctx.db.query('select id from alert_changes');
+    expect(rows).toEqual([]);
+    expect(await alertNow(alert.id)).toMatchObject({ state: 'ok', since: null });
+
+    receiver.enqueue({ status: 503 });
+    const refused = await driver.api('post', `/alerts/${alert.id}/test`).expect(200);
+    expect(refused.body).toEqual({ ok: false, error: expect.stringContaining('HTTP 503') });
+    await driver.api('post', '/alerts/999999/test').expect(404);
+  });
+
+  it("cuts the notify URL's secrets out of a test's error", async () => {
+    const secret = 'sig-0123456789abcdef';
+    const res = await driver.api('post', '/alerts').send({
+      name: 'Signed URL',
+      condition: { type: 'queue_age', seconds: 60 },
+      notify: { kind: 'webhook', url: receiver.url(`/signed?sig=${secret}`) },
+    });
+    expect(res.status).toBe(201);
+    receiver.enqueue({ status: 400, body: `bad request for sig=${secret}` });
+    const refused = await driver.api('post', `/alerts/${res.body.id as string}/test`).expect(200);
+    expect(refused.body.ok).toBe(false);
+    expect(refused.body.error).toContain('HTTP 400');
+    expect(refused.body.error).not.toContain(secret);
+  });
+
   it('queue_age fires while the oldest pending event is older, and clears once it is answered', async () => {
     const channel = await driver.createChannel();
     const alert = await createAlert({ type: 'queue_age', seconds: 60 });

@@ -118,4 +118,37 @@ describe('alert notifications through the destination senders', () => {
     expect(await broken()).toMatchObject({ notification: 'failed', attempts: 6 });
     expect(chats.of('telegram').map((m) => m.to)).toEqual(['-1003']);
   });
+
+  it('sends a test notification to the notify target on request, and says when the platform refused it', async () => {
+    const slack = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Budget',
+        condition: { type: 'budget', percent: 50 },
+        notify: { kind: 'slack', webhook_url: chats.webhookUrl('slack-webhook', 'tests') },
+      })
+      .expect(201);
+    const sent = await driver.api('post', `/alerts/${slack.body.id as string}/test`).expect(200);
+    expect(sent.body).toEqual({ ok: true });
+    expect(chats.of('slack-webhook').map((m) => m.text)).toEqual([
+      '[test] hookprompt alert "Budget" is ok (value: )',
+    ]);
+
+    const telegram = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Unknown bot',
+        condition: { type: 'budget', percent: 50 },
+        notify: { kind: 'telegram', bot_token: '999:unknown-bot-token', chat_id: '-1001' },
+      })
+      .expect(201);
+    const refused = await driver
+      .api('post', `/alerts/${telegram.body.id as string}/test`)
+      .expect(200);
+    expect(refused.body).toEqual({ ok: false, error: expect.stringMatching(/HTTP 40[13]/) });
+    expect(refused.body.error).not.toContain('unknown-bot-token');
+    expect(chats.of('telegram')).toEqual([]);
+    const { rows } = await app.ctx.db.query('select id from alert_changes');
+    expect(rows).toEqual([]);
+  });
 });

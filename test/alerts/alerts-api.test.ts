@@ -214,4 +214,41 @@ describe('the alerts API', () => {
     });
     expect(refused.status).toBe(400);
   });
+
+  it('holds at most 100 alerts a workspace: the next create is 409 limit_reached, also when sent at once', async () => {
+    const workspace = app.ctx.defaultWorkspaceId;
+    // 97 stored as the API would store them; the last places are taken through the API.
+    await app.ctx.db.query(
+      `insert into alerts (workspace_id, name, condition, notify)
+       select $1, 'Alert ' || n, '{"type": "queue_age", "seconds": 60}', $2
+       from generate_series(1, 97) n`,
+      [workspace, JSON.stringify(NOTIFY)],
+    );
+    const body = (name: string) => ({
+      name,
+      condition: { type: 'queue_age', seconds: 60 },
+      notify: NOTIFY,
+    });
+    await create(body('98th')).expect(201);
+    // Four at once for the last two places: two are created, two refused.
+    const racing = await Promise.all(['a', 'b', 'c', 'd'].map((name) => create(body(name))));
+    expect(racing.map((res) => res.status).sort()).toEqual([201, 201, 409, 409]);
+    const refused = await create(body('101st'));
+    expect(refused.status).toBe(409);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(refused.body).toMatchObject({
+      status: 409,
+      code: 'limit_reached',
+      type: 'urn:hookprompt:problem:limit_reached',
+      limit: 100,
+    });
+    expect(refused.body.detail).toMatch(/at most 100 alerts/);
+    const listed = (await driver.api('get', '/alerts').expect(200)).body.data as { id: string }[];
+    expect(listed).toHaveLength(100);
+
+    // A place freed is a place to take; changing an alert is never refused.
+    await driver.api('patch', `/alerts/${listed[0]!.id}`).send({ name: 'renamed' }).expect(200);
+    await driver.api('delete', `/alerts/${listed[1]!.id}`).expect(204);
+    await create(body('again')).expect(201);
+  });
 });
