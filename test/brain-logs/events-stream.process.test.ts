@@ -19,6 +19,7 @@ describe.skipIf(!testDatabaseUrl)('GET /api/v1/events/stream across instances (P
     );
     const other = await startServerProcess({
       DATABASE_URL: app.database.url as string,
+      SECRETS_KEY: app.database.secretsKey,
       ROLE: 'web',
     });
     try {

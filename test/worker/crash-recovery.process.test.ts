@@ -68,6 +68,8 @@ describe.skipIf(!testDatabaseUrl)(
       const { child, port } = startWorkerProcess({
         ...aiEnv(),
         DATABASE_URL: app.database.url as string,
+        // The app's secrets (webhook tokens among them) are sealed with its database's key.
+        SECRETS_KEY: app.database.secretsKey,
         WORKER_LEASE_MS: String(LEASE_MS),
         WORKER_CONCURRENCY: String(CHILD_CONCURRENCY),
         LOG_LEVEL: 'info',
