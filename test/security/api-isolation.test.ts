@@ -396,6 +396,12 @@ const ROUTES: RouteCase[] = [
     status: 404,
   },
   {
+    method: 'post',
+    route: '/api/v1/alerts/{id}/test',
+    path: (v) => `/alerts/${v.alertId}/test`,
+    status: 404,
+  },
+  {
     method: 'delete',
     route: '/api/v1/alerts/{id}',
     path: (v) => `/alerts/${v.alertId}`,
