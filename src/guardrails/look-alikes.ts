@@ -35,16 +35,12 @@ export interface PlainText {
 /** The text with look-alikes written plainly: the same text (the same object) when it has none. */
 export function plainText(text: string): PlainText {
   if (!LOOK_ALIKE.test(text)) return { text };
-  let out = '';
-  let from = 0;
   const dropped: number[] = [];
-  for (const m of text.matchAll(LOOK_ALIKES)) {
-    const replacement = plain(text.charCodeAt(m.index));
-    out += text.slice(from, m.index) + replacement;
-    if (replacement === '') dropped.push(m.index);
-    from = m.index + 1;
-  }
-  out += text.slice(from);
+  const out = text.replace(LOOK_ALIKES, (char: string, at: number) => {
+    const replacement = plain(char.charCodeAt(0));
+    if (replacement === '') dropped.push(at);
+    return replacement;
+  });
   if (dropped.length === 0) return { text: out };
   const written = new Int32Array(out.length);
   for (let at = 0, was = 0, next = 0; at < out.length; at++, was++) {
