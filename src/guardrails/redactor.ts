@@ -37,8 +37,9 @@ export class Redactor {
     let at = 0;
     for (const match of matches) {
       const [start, end] = writtenRange(plain, match.start, match.end);
-      const value = plain.text.slice(match.start, match.end);
-      out += text.slice(at, start) + this.placeholderFor(match.kind, text.slice(start, end), value);
+      const written = text.slice(start, end);
+      const value = plain.text === text ? written : plain.text.slice(match.start, match.end);
+      out += text.slice(at, start) + this.placeholderFor(match.kind, written, value);
       at = end;
     }
     return out + text.slice(at);
