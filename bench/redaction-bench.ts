@@ -3,7 +3,9 @@
  * on (a fresh Redactor per event, as the worker makes one), on three texts of about 4 KB each:
  * ordinary prose with no personal data, a support ticket dense with it (an address, a phone, a
  * card, an IBAN, an IP and a key every few lines), and digit-heavy JSON (order lines, dates,
- * versions: the near misses every kind has to read and refuse). Also the spotlight's wrap of
+ * versions: the near misses every kind has to read and refuse), and the ticket as real text also
+ * writes it (no-break and thin spaces, non-breaking hyphens, en dashes, full-width digits and `＠`,
+ * zero-width marks inside values), which is read plain first. Also the spotlight's wrap of
  * each value while rendering, against rendering without it.
  *
  * Prints CPU µs per KB for each (the median of `--rounds` rounds of `--iterations` events).
@@ -38,6 +40,13 @@ const ticket = repeat(
     'Please call back on (415) 555-0132 before Friday. ',
   4096,
 );
+const oddTicket = repeat(
+  'From ada.lovelace\u200b@example．com (+44\u00a020\u00a07946\u00a00958), card ' +
+    '４１１１ １１１１ １１１１ １１１１, refund to DE89\u202f3704\u202f0044\u202f0532\u202f0130\u202f00 ' +
+    'from 203.0.113.7; token sk\u2011proj\u20114fT9aQ2bX7mK1pL8vR3sW6yZ0cD5eH. ' +
+    'Please call back on (415)\u2009555\u20130132 before Friday. ',
+  4096,
+);
 const digits = repeat(
   '{"order":"ORD-2024-000123","date":"2024-01-15","lines":[{"sku":"A-1001","qty":3,"price":19.99},' +
     '{"sku":"B-2002","qty":12,"price":4.5}],"version":"4.18.2","total":1234567890,"ts":"10:30:45"} ',
@@ -70,6 +79,7 @@ console.log(`redaction, every kind on (${iterations} events × ${rounds} rounds,
 for (const [name, text] of [
   ['prose, nothing to redact', prose],
   ['ticket, dense personal data', ticket],
+  ['ticket, odd spaces and forms', oddTicket],
   ['JSON full of numbers', digits],
 ] as const) {
   console.log(`  ${name.padEnd(30)} ${perKb(text, redactAll).toFixed(1).padStart(7)} µs/KB`);

@@ -1,3 +1,4 @@
+import { plainText, writtenRange } from './look-alikes.js';
 import { KINDS, REDACTION_KINDS, type RedactionKind } from './redaction-kinds.js';
 
 interface Match {
@@ -10,7 +11,10 @@ interface Match {
  * Redacts the texts of one event, in the order they are sent (system prompt, history oldest
  * first, prompt): each value becomes `[KIND_n]`, numbered per kind in order of first appearance,
  * and a value met again gets the placeholder it got first. Where kinds overlap, the earlier kind
- * of REDACTION_KINDS wins, and a match always covers a whole value.
+ * of REDACTION_KINDS wins, and a match always covers a whole value. Values are found in the text
+ * read plain (see look-alikes.ts): every text sent to the AI goes through `redact`, so a value
+ * written with other spaces, dashes, full-width forms or invisible marks is found as the plain
+ * one, and its placeholder covers it as written.
  */
 export class Redactor {
   private readonly kinds: RedactionKind[];
@@ -26,12 +30,16 @@ export class Redactor {
   }
 
   redact(text: string): string {
-    const matches = this.matches(text);
+    const plain = plainText(text);
+    const matches = this.matches(plain.text);
     if (matches.length === 0) return text;
     let out = '';
     let at = 0;
-    for (const { start, end, kind } of matches) {
-      out += text.slice(at, start) + this.placeholderFor(kind, text.slice(start, end));
+    for (const match of matches) {
+      const [start, end] = writtenRange(plain, match.start, match.end);
+      const written = text.slice(start, end);
+      const value = plain.text === text ? written : plain.text.slice(match.start, match.end);
+      out += text.slice(at, start) + this.placeholderFor(match.kind, written, value);
       at = end;
     }
     return out + text.slice(at);
@@ -44,21 +52,22 @@ export class Redactor {
     return counts;
   }
 
-  private placeholderFor(kind: RedactionKind, value: string): string {
+  /** `written`: the value as written; `plain`: as read plain (one value, whatever its look-alikes). */
+  private placeholderFor(kind: RedactionKind, written: string, plain: string): string {
     let spellings = this.bySpelling.get(kind);
     if (!spellings) this.bySpelling.set(kind, (spellings = new Map()));
-    let placeholder = spellings.get(value);
+    let placeholder = spellings.get(written);
     if (placeholder !== undefined) return placeholder;
     let byValue = this.placeholders.get(kind);
     if (!byValue) this.placeholders.set(kind, (byValue = new Map()));
-    const canonical = KINDS[kind].canonical(value);
+    const canonical = KINDS[kind].canonical(plain);
     placeholder = byValue.get(canonical);
     if (placeholder === undefined) {
       placeholder = `[${KINDS[kind].label}_${byValue.size + 1}]`;
       byValue.set(canonical, placeholder);
-      this.sent.set(placeholder, value);
+      this.sent.set(placeholder, written);
     }
-    spellings.set(value, placeholder);
+    spellings.set(written, placeholder);
     return placeholder;
   }
 
