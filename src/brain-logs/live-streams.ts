@@ -44,30 +44,31 @@ export class LiveStreams {
   async serve(req: Request, res: Response, stream: LiveStreamRequest): Promise<void> {
     const release = this.take(stream.owner);
     res.on('close', release);
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-      // Proxies such as nginx would otherwise hold messages back.
-      'X-Accel-Buffering': 'no',
-    });
-    res.write('retry: 3000\n\n');
+    // The head goes out once the subscription is in place (or with its first message): a client
+    // that sees the stream open and then stores an event must get that event.
+    const open = () => {
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(200, {
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+        // Proxies such as nginx would otherwise hold messages back.
+        'X-Accel-Buffering': 'no',
+      });
+      res.write('retry: 3000\n\n');
+    };
     const lastId = req.get('Last-Event-ID')?.trim();
-    let unsubscribe: () => void;
-    try {
-      unsubscribe = await this.feed.subscribe(
-        stream.conditions,
-        lastId && LAST_EVENT_ID.test(lastId) ? lastId : undefined,
-        async (row) => {
-          const data = JSON.stringify(await stream.message(row));
-          await send(res, `id: ${row.change_seq}\nevent: event\ndata: ${data}\n\n`);
-        },
-        () => res.end(),
-      );
-    } catch (error) {
-      res.destroy();
-      throw error;
-    }
+    const unsubscribe = await this.feed.subscribe(
+      stream.conditions,
+      lastId && LAST_EVENT_ID.test(lastId) ? lastId : undefined,
+      async (row) => {
+        const data = JSON.stringify(await stream.message(row));
+        open();
+        await send(res, `id: ${row.change_seq}\nevent: event\ndata: ${data}\n\n`);
+      },
+      () => res.end(),
+    );
+    open();
     // A heartbeat adds nothing to a backlog: the client has not read what came before it.
     const heartbeat = setInterval(() => {
       if (!res.writableNeedDrain) res.write(': heartbeat\n\n');

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventJson } from '../../src/events/event-object.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
@@ -73,6 +73,28 @@ describe('GET /api/v1/events/stream', () => {
     await all.waitFor(about(paidId));
     expect(all.messages.some(about(open))).toBe(true);
     expect(paid.messages.some(about(open))).toBe(false);
+    await createWorker(app.ctx).runOnce();
+  });
+
+  it('is subscribed by the time it opens: an event stored right after is sent', async () => {
+    // The subscription's starting point (the newest change) is read slowly, as on a busy
+    // database: the stream must not look open to the client before it is in place.
+    const query = app.ctx.db.query.bind(app.ctx.db);
+    const slow = vi.spyOn(app.ctx.db, 'query').mockImplementation(async (text, params) => {
+      if (text.includes('max(change_seq)')) await new Promise((r) => setTimeout(r, 500));
+      return query(text, params);
+    });
+    try {
+      const client = await stream();
+      const id = await receive({ order: { id: 6 } });
+      await client.waitFor(about(id, 'pending'), 5_000);
+      expect(slow).toHaveBeenCalledWith(
+        expect.stringContaining('max(change_seq)'),
+        expect.anything(),
+      );
+    } finally {
+      slow.mockRestore();
+    }
     await createWorker(app.ctx).runOnce();
   });
 
