@@ -3,14 +3,16 @@ import madge from 'madge';
 /**
  * Fails when the imports of src/ or bench/ form a cycle, between files or between the parts of
  * the architecture: each top-level folder is one node, each file directly in the root is its
- * own node, and type imports count. With `--graph`, prints src/'s part-to-part imports instead.
+ * own node, and type imports count. Also fails when a file imports another folder's repository
+ * (`*-repo.ts`): a room reaches another room's data through its service. With `--graph`, prints
+ * src/'s part-to-part imports instead.
  */
 const named = process.argv.slice(2).filter((arg) => !arg.startsWith('--'));
 const roots = named.length ? named : ['src', 'bench'];
 
 const problems: string[] = [];
 for (const root of roots) {
-  const { files, parts, unresolved, fileCycles } = await importsOf(root);
+  const { files, parts, unresolved, fileCycles, foreignRepos } = await importsOf(root);
   if (process.argv.includes('--graph')) {
     for (const [part, edges] of [...parts].sort())
       console.log(`${part} → ${[...edges].sort().join(', ')}`);
@@ -21,6 +23,8 @@ for (const root of roots) {
   for (const cycle of fileCycles)
     problems.push(`${root}: file cycle: ${cycle.join(' → ')} → ${cycle[0]}`);
   for (const cycle of cyclesOf(parts)) problems.push(`${root}: folder cycle: ${cycle.join(' → ')}`);
+  for (const [file, repo] of foreignRepos)
+    problems.push(`${root}: ${file} imports another room's repository ${repo}; use its service`);
   if (!problems.length)
     console.log(`imports: no cycles among ${files} files in ${parts.size} parts of ${root}/`);
 }
@@ -47,7 +51,18 @@ async function importsOf(root: string) {
     parts.set(from, edges);
     for (const imported of imports) if (partOf(imported) !== from) edges.add(partOf(imported));
   }
-  return { files: Object.keys(files).length, parts, unresolved, fileCycles: result.circular() };
+  const foreignRepos = Object.entries(files).flatMap(([file, imports]) =>
+    imports
+      .filter((imported) => imported.endsWith('-repo.ts') && partOf(imported) !== partOf(file))
+      .map((imported) => [file, imported] as const),
+  );
+  return {
+    files: Object.keys(files).length,
+    parts,
+    unresolved,
+    fileCycles: result.circular(),
+    foreignRepos,
+  };
 }
 
 /** The strongly connected components with more than one node (Tarjan), each as a readable cycle. */

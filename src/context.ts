@@ -195,7 +195,7 @@ export class AppContext {
     this.usage = new UsageService(db);
     this.prices = new PricesService(db);
     this.spend = new SpendService(db);
-    this.admins = new AdminsService(db);
+    this.admins = new AdminsService(db, this.workspaces);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
     this.apiKeys = new ApiKeysService(db, {

@@ -6,7 +6,7 @@ import type { SendOutcome } from '../destinations/destination-sender.js';
 import { createSenderDeps } from '../destinations/sender-deps.js';
 import type { Config } from '../platform/config.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
-import { AppError, notFound } from '../platform/errors.js';
+import { invalidField, notFound } from '../platform/errors.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl } from '../secrets/secret-values.js';
@@ -188,15 +188,4 @@ export class AlertsService {
   }
 }
 
-function invalid(path: string, message: string): AppError {
-  return new AppError(
-    400,
-    'validation_failed',
-    'Invalid request',
-    `${path}: ${message}`,
-    {},
-    {
-      errors: [{ path, message }],
-    },
-  );
-}
+const invalid = invalidField;

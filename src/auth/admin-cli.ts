@@ -84,10 +84,13 @@ async function main(args: string[]): Promise<void> {
   const db = await openDatabase(config);
   try {
     await migrate(db);
-    const workspace = create
-      ? await new WorkspacesService(db).ensureDefault(config.defaultChatQuota)
-      : undefined;
-    const result = await new AdminsService(db).setPassword(email, password, workspace?.id);
+    const workspaces = new WorkspacesService(db);
+    const workspace = create ? await workspaces.ensureDefault(config.defaultChatQuota) : undefined;
+    const result = await new AdminsService(db, workspaces).setPassword(
+      email,
+      password,
+      workspace?.id,
+    );
     if (!result)
       return fail(
         `no panel admin has the address ${email}; add --create to create one (in the default workspace)`,

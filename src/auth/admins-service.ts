@@ -1,6 +1,5 @@
 import type { Database } from '../db/database.js';
-import { insertWorkspace } from '../workspaces/workspaces-repo.js';
-import { toWorkspace, type Workspace } from '../workspaces/workspaces-service.js';
+import type { Workspace, WorkspacesService } from '../workspaces/workspaces-service.js';
 import * as repo from './admins-repo.js';
 import { hashPassword, verifyNothing, verifyPassword } from './passwords.js';
 
@@ -18,7 +17,10 @@ export const MIN_PASSWORD_LENGTH = 8;
 
 /** Panel admins: who they are, how they sign in, which workspaces they may open. */
 export class AdminsService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly workspaces: WorkspacesService,
+  ) {}
 
   /** The admin with this e-mail and password, or undefined; unknown addresses take as long. */
   async authenticate(email: string, password: string): Promise<Admin | undefined> {
@@ -39,9 +41,9 @@ export class AdminsService {
   /** A new workspace with the admin as its first member, in one transaction. */
   createWorkspace(adminId: string, name: string, chatQuota: number): Promise<Workspace> {
     return this.db.transaction(async (tx) => {
-      const workspace = await insertWorkspace(tx, name, chatQuota);
+      const workspace = await this.workspaces.create(name, chatQuota, tx);
       await repo.addMembership(tx, adminId, workspace.id);
-      return toWorkspace(workspace);
+      return workspace;
     });
   }
 

@@ -1,5 +1,5 @@
 import { isStorableTime } from '../db/sql.js';
-import { AppError } from '../platform/errors.js';
+import { invalidField } from '../platform/errors.js';
 import { ROW_ID } from '../platform/secrets.js';
 import type { EventStatus } from '../events/event-states.js';
 import type { DeliveryCondition } from './delivery-filter.js';
@@ -48,12 +48,7 @@ export function filterConditions(workspaceId: string, filter: EventFilter): Even
     ['to', filter.to],
   ] as const) {
     if (date && !isStorableTime(date)) {
-      throw new AppError(
-        400,
-        'validation_failed',
-        'Invalid request',
-        `${name}: must be a time between years 1 and 9999`,
-      );
+      throw invalidField(name, 'must be a time between years 1 and 9999');
     }
   }
   return {

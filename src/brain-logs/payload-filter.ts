@@ -1,4 +1,4 @@
-import { AppError } from '../platform/errors.js';
+import { invalidField } from '../platform/errors.js';
 import { parsePayload, renderTemplate } from '../template/index.js';
 
 /** `payload.<path>=<value>`: events whose `{{path}}` renders exactly to `value`. */
@@ -60,15 +60,4 @@ export function matchesPayload(payload: string, conditions: readonly PayloadCond
   return conditions.every((c) => renderTemplate(`{{${c.path}}}`, parsed) === c.value);
 }
 
-function invalid(field: string, message: string): AppError {
-  return new AppError(
-    400,
-    'validation_failed',
-    'Invalid request',
-    `${field}: ${message}`,
-    {},
-    {
-      errors: [{ path: field, message }],
-    },
-  );
-}
+const invalid = invalidField;

@@ -8,7 +8,7 @@ import {
 } from '../ai/ai-settings.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
-import { AppError, notFound } from '../platform/errors.js';
+import { notFound, invalidField } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl, shownUrl } from '../secrets/secret-values.js';
@@ -248,14 +248,7 @@ export class ChannelsService {
       });
       if (refused) {
         const message = `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`;
-        throw new AppError(
-          400,
-          'validation_failed',
-          'Invalid request',
-          `reply_delivery.url: ${message}`,
-          {},
-          { errors: [{ path: 'reply_delivery.url', message }] },
-        );
+        throw invalidField('reply_delivery.url', message);
       }
     }
     const signing = destinations?.some((destination) => destination.kind === 'webhook');

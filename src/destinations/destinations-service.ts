@@ -1,7 +1,7 @@
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
-import { AppError } from '../platform/errors.js';
+import { invalidField } from '../platform/errors.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl, shownUrl, storedForm } from '../secrets/secret-values.js';
 import {
@@ -175,14 +175,5 @@ function toJson(row: repo.DestinationRow, url: string | null): DestinationJson {
 }
 
 function invalid(path: string, message: string): never {
-  throw new AppError(
-    400,
-    'validation_failed',
-    'Invalid request',
-    `${path}: ${message}`,
-    {},
-    {
-      errors: [{ path, message }],
-    },
-  );
+  throw invalidField(path, message);
 }

@@ -3,6 +3,9 @@ import { ROW_ID } from '../platform/secrets.js';
 import { findAnswers, findChannelAnswer, type AnswerRow } from './event-answers-repo.js';
 import type { EventWaits } from './event-waits.js';
 
+/** An event as far as its answer goes (its id, status, reply and error). */
+export type { AnswerRow } from './event-answers-repo.js';
+
 /** The 200 body of a webhook (and of fetching its reply later): what the sender may act on. */
 export interface EventAnswer {
   status: 'received' | 'replied' | 'skipped' | 'failed' | 'filtered';

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import type { AnswerRow } from '../events/event-answers-repo.js';
-import { answerOf, type EventAnswer } from '../events/event-answers.js';
+import { answerOf, type AnswerRow, type EventAnswer } from '../events/event-answers.js';
 import type { FirstEvent } from './store-event-batch.js';
 
 /** The 200 body of a webhook: what the sender may act on (see src/events/event-answers.ts). */

@@ -1,7 +1,6 @@
-import { ZodError } from 'zod';
 import type { AlertCondition } from '../alerts/alert-schemas.js';
 import { DESTINATION_KINDS, type DestinationKind } from '../destinations/destination-schemas.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, fieldErrorsOf } from '../platform/errors.js';
 import { KIND_FIELDS } from './destination-form.js';
 import type { FieldErrors } from './forms.js';
 
@@ -105,17 +104,14 @@ function fieldOf(form: AlertForm, path: string): string {
  * the form's fields; anything else is thrown again.
  */
 export function alertFormErrors(error: unknown, form: AlertForm): FieldErrors {
-  const found: [string, string][] = [];
-  if (error instanceof ZodError)
-    for (const issue of error.issues) found.push([issue.path.join('.'), issue.message]);
-  else if (error instanceof AppError && error.code === 'validation_failed') {
-    const listed = (error.extra.errors ?? []) as { path: string; message: string }[];
-    for (const { path, message } of listed) found.push([path, message]);
-    if (listed.length === 0) found.push(['', error.detail]);
-  } else if (error instanceof AppError && error.status === 409) found.push(['', error.detail]);
-  else throw error;
+  const found =
+    fieldErrorsOf(error) ??
+    (error instanceof AppError && error.status === 409
+      ? [{ path: '', message: error.detail }]
+      : undefined);
+  if (!found) throw error;
   const errors: FieldErrors = {};
-  for (const [path, message] of found) {
+  for (const { path, message } of found) {
     const field = fieldOf(form, path);
     errors[field] ??= field === 'form' && path ? `${path}: ${message}` : message;
   }

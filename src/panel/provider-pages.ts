@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { AppError } from '../platform/errors.js';
+import { AppError, fieldErrorsOf } from '../platform/errors.js';
 import { PROVIDER_KINDS } from '../providers/provider-kinds.js';
 import {
   createProviderSchema,
@@ -172,9 +172,8 @@ function formOf(body: unknown): ProviderForm {
 /** The refusals shown next to the form's fields; anything else is the error page's. */
 function errorsOf(error: unknown): FieldErrors | undefined {
   if (!(error instanceof AppError) || error.status >= 500) return undefined;
-  if (error.code === 'validation_failed' && error.detail.startsWith('base_url:')) {
-    return { base_url: error.detail.slice('base_url:'.length).trim() };
-  }
+  const baseUrl = fieldErrorsOf(error)?.find((field) => field.path === 'base_url');
+  if (baseUrl) return { base_url: baseUrl.message };
   if (error.code === 'provider_name_taken') return { name: error.detail };
   if (error.code === 'provider_in_use' || error.code === 'provider_read_only') {
     return { form: error.detail };

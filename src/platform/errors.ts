@@ -21,6 +21,33 @@ export class AppError extends Error {
   }
 }
 
+/** A refused field of a request: its dotted path (`reply_delivery.url`; '' for the whole request). */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+/**
+ * A 400 `validation_failed` naming the refused fields: the API's body lists them in `errors`
+ * (the detail says them in words), and the panel shows each beside its field (`fieldErrorsOf`).
+ */
+export function invalidFields(errors: FieldError[]): AppError {
+  const detail = errors.map((e) => (e.path ? `${e.path}: ${e.message}` : e.message)).join('; ');
+  return new AppError(400, 'validation_failed', 'Invalid request', detail, {}, { errors });
+}
+
+export const invalidField = (path: string, message: string): AppError =>
+  invalidFields([{ path, message }]);
+
+/** The refused fields of a `validation_failed` error, a ZodError's included; undefined for others. */
+export function fieldErrorsOf(error: unknown): FieldError[] | undefined {
+  const appError = error instanceof ZodError ? asAppError(error) : error;
+  if (!(appError instanceof AppError) || appError.code !== 'validation_failed') return undefined;
+  return (
+    (appError.extra.errors as FieldError[] | undefined) ?? [{ path: '', message: appError.detail }]
+  );
+}
+
 export const notFound = (what: string) =>
   new AppError(404, 'not_found', 'Not found', `${what} does not exist.`);
 
@@ -77,18 +104,8 @@ export function reportedError(error: unknown, log: Logger): AppError {
 export function asAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof ZodError) {
-    const issues = error.issues.map((issue) => ({
-      path: issue.path.join('.'),
-      message: issue.message,
-    }));
-    const detail = issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ');
-    return new AppError(
-      400,
-      'validation_failed',
-      'Invalid request',
-      detail,
-      {},
-      { errors: issues },
+    return invalidFields(
+      error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message })),
     );
   }
   if (isDatabaseUnreachable(error)) return serviceUnavailable();

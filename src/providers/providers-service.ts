@@ -9,7 +9,7 @@ import { credentialAfterChange } from '../outbound/credential-scope.js';
 import type { Config } from '../platform/config.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { priceUnknown, type BudgetGate } from '../spend/budget-gate.js';
-import { AppError, notFound } from '../platform/errors.js';
+import { AppError, notFound, invalidField } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
 import * as repo from './providers-repo.js';
@@ -264,14 +264,7 @@ function orNotFound<Row>(row: Row | undefined): Row {
 }
 
 function badBaseUrl(message: string): AppError {
-  return new AppError(
-    400,
-    'validation_failed',
-    'Invalid request',
-    `base_url: ${message}`,
-    {},
-    { errors: [{ path: 'base_url', message }] },
-  );
+  return invalidField('base_url', message);
 }
 
 /** The test's one small call, as the record every AI call gets (usage and cost included). */

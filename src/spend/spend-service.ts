@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, invalidField } from '../platform/errors.js';
 import * as repo from './spend-report-repo.js';
 import type { SpendQuery } from './spend-schemas.js';
 
@@ -63,5 +63,5 @@ function fillDays(rows: repo.DaySpend[], from: Date, to: Date): repo.DaySpend[] 
 }
 
 function invalidRange(detail: string): AppError {
-  return new AppError(400, 'validation_failed', 'Invalid request', detail);
+  return invalidField('', detail);
 }

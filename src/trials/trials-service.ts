@@ -6,7 +6,7 @@ import {
 } from '../ai/ai-settings.js';
 import type { Channel, ChannelsService } from '../channels/channels-service.js';
 import type { Database, Queryable } from '../db/database.js';
-import { AppError, notFound } from '../platform/errors.js';
+import { notFound, invalidField } from '../platform/errors.js';
 import {
   summarize,
   type CandidateOutcome,
@@ -206,13 +206,4 @@ function toTrial(
   return trial;
 }
 
-function invalid(path: string, message: string): AppError {
-  return new AppError(
-    400,
-    'validation_failed',
-    'Invalid request',
-    `${path}: ${message}`,
-    {},
-    { errors: [{ path, message }] },
-  );
-}
+const invalid = invalidField;

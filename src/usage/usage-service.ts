@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { AppError } from '../platform/errors.js';
+import { AppError, invalidField } from '../platform/errors.js';
 import * as repo from './usage-repo.js';
 
 export type UsageGroup = 'day' | 'channel';
@@ -78,5 +78,5 @@ function fillDays(
 }
 
 function invalidRange(detail: string): AppError {
-  return new AppError(400, 'validation_failed', 'Invalid request', detail);
+  return invalidField('', detail);
 }

@@ -16,7 +16,7 @@ export interface Workspace {
   budget_resets_at: string;
 }
 
-export function toWorkspace(row: repo.WorkspaceRow): Workspace {
+function toWorkspace(row: repo.WorkspaceRow): Workspace {
   return {
     id: row.id,
     name: row.name,
@@ -49,8 +49,9 @@ export class WorkspacesService {
     return toWorkspace(row);
   }
 
-  async create(name: string, chatQuota: number): Promise<Workspace> {
-    return toWorkspace(await repo.insertWorkspace(this.db, name, chatQuota));
+  /** A new workspace (on `db`, e.g. the caller's transaction). */
+  async create(name: string, chatQuota: number, db: Queryable = this.db): Promise<Workspace> {
+    return toWorkspace(await repo.insertWorkspace(db, name, chatQuota));
   }
 
   /**
