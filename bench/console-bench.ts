@@ -106,7 +106,7 @@ process.once('exit', () => {
 
 const startedAt = new Date();
 const loadBefore = load();
-let failed = false;
+let failed: boolean;
 try {
   const shots = flags.shots ?? (await mkdtemp(join(tmpdir(), 'hookprompt-console-shots-')));
   await mkdir(shots, { recursive: true });

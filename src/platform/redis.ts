@@ -29,7 +29,26 @@ class RedisTimeoutError extends RedisUnavailableError {
   override name = 'RedisTimeoutError';
 }
 
-type Client = ReturnType<typeof CreateClient>;
+/**
+ * A client for the rate limits. node-redis 6 speaks RESP3 by default and waits 30 s before its
+ * first TCP keep-alive probe; this keeps RESP2 (the replies the rate-limit scripts were written
+ * for, and a Redis older than 6 has no HELLO to switch) and the 5 s probe of node-redis 5.
+ */
+function newClient(createClient: typeof CreateClient, url: string) {
+  return createClient({
+    url,
+    RESP: 2,
+    disableOfflineQueue: true,
+    // Reconnecting is done here, with a fresh client each time (see the class comment).
+    socket: {
+      connectTimeout: REDIS_LIMITS.readyMs,
+      reconnectStrategy: false,
+      keepAliveInitialDelay: 5_000,
+    },
+  });
+}
+
+type Client = ReturnType<typeof newClient>;
 
 /**
  * A command's answer within REDIS_LIMITS.commandMs. node-redis's own command timeout stops only
@@ -151,12 +170,7 @@ export class RedisConnection extends EventEmitter {
   }
 
   private open(): void {
-    const client = (this.createClient as typeof CreateClient)({
-      url: this.url,
-      disableOfflineQueue: true,
-      // Reconnecting is done here, with a fresh client each time (see the class comment).
-      socket: { connectTimeout: REDIS_LIMITS.readyMs, reconnectStrategy: false },
-    });
+    const client = newClient(this.createClient as typeof CreateClient, this.url);
     this.client = client;
     client.on('error', (error: Error) => this.giveUp(client, error));
     const notAnswering = setTimeout(
