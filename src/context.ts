@@ -184,7 +184,7 @@ export class AppContext {
     this.eventsStore = new EventsStore(db);
     this.waits = new EventWaits(db, config.workerPollIntervalMs, log);
     this.answers = new EventAnswers(db, this.waits);
-    this.deliveries = new DeliveriesService(db, secrets);
+    this.deliveries = new DeliveriesService(db, this.destinations);
     this.eventReader = new EventReader(db, this.deliveries.deliveriesOf);
     this.eventPages = new EventPages(db, this.eventReader);
     this.eventCounts = new EventCounts(db);

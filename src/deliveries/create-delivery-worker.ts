@@ -3,8 +3,7 @@ import type { Database } from '../db/database.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { OutboundClient } from '../outbound/outbound-client.js';
-import { ANSWER_EXCERPT_BYTES } from '../outbound/attempt-record.js';
+import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { DestinationsService } from '../destinations/destinations-service.js';
 import { createSenderDeps } from '../destinations/sender-deps.js';
 import type { SecretBox } from '../secrets/secret-box.js';
@@ -30,23 +29,31 @@ const LEASE_MARGIN_MS = 5_000;
  */
 export function createDeliveryWorker(
   ctx: DeliveryWorkerDeps,
-  overrides: Partial<DeliveryWorkerOptions> & { allowPrivate?: boolean } = {},
+  overrides: Partial<DeliveryWorkerOptions> & {
+    allowPrivate?: boolean;
+    /** Sends to the URLs admins typed in, instead of the client the settings make. */
+    client?: OutboundClient;
+  } = {},
 ): DeliveryWorker {
   const { config } = ctx;
-  const { allowPrivate = config.delivery.allowPrivate, ...options } = overrides;
+  const { allowPrivate = config.delivery.allowPrivate, client, ...options } = overrides;
+  const senders = createSenderDeps(config.delivery, allowPrivate);
   return new DeliveryWorker({
     db: ctx.db,
     events: ctx.eventsStore,
     secrets: ctx.secrets,
     destinations: (ids) => ctx.destinations.forSending(ids),
-    senders: createSenderDeps(config.delivery, allowPrivate),
-    client: new OutboundClient({
-      timeoutMs: config.delivery.timeoutMs,
-      allowPrivate,
-      setting: 'DELIVERY_ALLOW_PRIVATE',
-      // enough for the answer's excerpt Brain Logs shows with each attempt
-      keepBodyBytes: ANSWER_EXCERPT_BYTES,
-    }),
+    replyUrlGone: (db, channelId, reason) => ctx.destinations.replyUrlGone(db, channelId, reason),
+    senders: client
+      ? {
+          ...senders,
+          client,
+          close: () => {
+            senders.close();
+            client.close();
+          },
+        }
+      : senders,
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,

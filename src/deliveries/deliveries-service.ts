@@ -5,14 +5,11 @@ import type {
   EventDeliveries,
   EventDelivery,
 } from '../events/event-object.js';
-import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
-import type { SecretBox } from '../secrets/secret-box.js';
+import type { DestinationsService } from '../destinations/destinations-service.js';
+import { ROW_ID } from '../platform/secrets.js';
 import * as repo from './deliveries-repo.js';
 import { deliveriesOfEvents, toDestinationDelivery, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';
-
-/** How long a replaced reply secret keeps signing messages next to the new one. */
-export const ROTATION_OVERLAP_HOURS = 24;
 
 /** One attempt to deliver an event's reply, for Brain Logs. */
 export interface DeliveryAttempt {
@@ -44,39 +41,18 @@ const RATE_WINDOW = 100;
 export class DeliveriesService {
   constructor(
     private readonly db: Queryable,
-    /** Seals the channels' reply secrets in the database, and opens them. */
-    private readonly secrets: SecretBox,
+    /** The targets' room, which keeps the reply URL's signing secrets. */
+    private readonly destinations: Pick<DestinationsService, 'replySecret' | 'rotateReplySecret'>,
   ) {}
 
   /** The channel's signing secret (`whsec_...`), made on first use. */
-  async replySecret(workspaceId: string, channelId: string): Promise<string> {
-    const secret = ROW_ID.test(channelId)
-      ? await repo.ensureReplySecret(
-          this.db,
-          this.secrets,
-          workspaceId,
-          channelId,
-          newSigningSecret(),
-        )
-      : undefined;
-    if (!secret) throw notFound('This channel');
-    return secret;
+  replySecret(workspaceId: string, channelId: string): Promise<string> {
+    return this.destinations.replySecret(workspaceId, channelId);
   }
 
-  /** A new signing secret; the previous one keeps signing too for ROTATION_OVERLAP_HOURS. */
-  async rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
-    const secret = ROW_ID.test(channelId)
-      ? await repo.rotateReplySecret(
-          this.db,
-          this.secrets,
-          workspaceId,
-          channelId,
-          newSigningSecret(),
-          ROTATION_OVERLAP_HOURS,
-        )
-      : undefined;
-    if (!secret) throw notFound('This channel');
-    return secret;
+  /** A new signing secret; the previous one keeps signing too for a while (its overlap). */
+  rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
+    return this.destinations.rotateReplySecret(workspaceId, channelId);
   }
 
   /** Each event's reply delivery and destination messages (the `delivery` and `deliveries` fields). */

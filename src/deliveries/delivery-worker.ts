@@ -1,36 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Database } from '../db/database.js';
+import type { Database, Queryable } from '../db/database.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventsStore } from '../events/events-store.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { QueueLoop } from '../queue/queue-loop.js';
-import { attemptDelivery, type AttemptDeps } from './delivery-attempt.js';
-import { messageBody } from './delivery-message.js';
+import { attemptDelivery, type AttemptDeps, type MessageAttempt } from './delivery-attempt.js';
 import { deliveriesOfEvents } from './event-deliveries.js';
-import { claimDeliveries, isReply, type ClaimedDelivery } from './queue-claim.js';
-import { attemptDestination, type DestinationAttempt } from './destination-attempt.js';
+import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
 import { destinationMessage, messageSubject } from './destination-messages.js';
+import { deliveryGone } from './queue-gone.js';
 import { skipMessages } from './queue-skip.js';
 import type { SenderDeps } from '../destinations/destination-sender.js';
-import type { DestinationToSend } from '../destinations/destinations-service.js';
+import { replyUrlTarget, type DestinationToSend } from '../destinations/destinations-service.js';
 import { markDelivered, type Delivered } from './queue-delivered.js';
 import { fixMessages } from './queue-fix-messages.js';
 import { releaseDelivery } from './queue-release.js';
 
 /**
- * A claimed message and the body it sends (undefined: its event is gone, or the message was
- * skipped); a message to a destination carries what its attempt needs.
+ * A claimed message and what its attempt needs (undefined: its event or its target is gone, or
+ * the message was skipped).
  */
 interface ReadyMessage {
   id: string;
   delivery: ClaimedDelivery;
-  body: string | undefined;
-  destination?: DestinationAttempt;
+  attempt: MessageAttempt | undefined;
 }
 
 /** The NOTIFY channel of migrations/0008: deliveries were created. */
@@ -40,12 +37,13 @@ export interface DeliveryWorkerOptions {
   db: Database;
   /** Where the events of the messages are read (a message carries its event). */
   events: EventsStore;
-  client: OutboundClient;
-  /** Opens the channels' reply secrets the messages are signed with. */
+  /** Opens the channels' reply URLs and secrets the messages are signed with. */
   secrets: SecretBox;
   /** The destinations of messages, their secrets opened (the destinations room's service). */
   destinations: (ids: string[]) => Promise<Map<string, DestinationToSend>>;
-  /** What messages to destinations are sent with. */
+  /** Turns a channel's reply URL off once it answered 410, on the transaction given (ditto). */
+  replyUrlGone: (db: Queryable, channelId: string, reason: string) => Promise<void>;
+  /** What every message is sent with, the reply URL's too. */
   senders: SenderDeps & { close(): void };
   log: Logger;
   metrics: Metrics;
@@ -64,7 +62,7 @@ export interface DeliveryWorkerOptions {
  */
 export class DeliveryWorker {
   readonly id: string;
-  private readonly deps: AttemptDeps & { senders: SenderDeps };
+  private readonly deps: AttemptDeps;
   private readonly loop: QueueLoop<ReadyMessage>;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
@@ -83,12 +81,18 @@ export class DeliveryWorker {
     this.deps = {
       db,
       metrics: options.metrics,
-      client: options.client,
+      senders: options.senders,
       log: options.log,
       workerId: this.id,
       retryScheduleMs: options.retryScheduleMs,
       recordDelivered: (item) => delivered.submit(item, Date.now() + options.leaseMs),
-      senders: options.senders,
+      recordGone: (gone) =>
+        db.transaction(async (tx) => {
+          const channelId = await deliveryGone(tx, this.id, gone);
+          if (channelId === undefined) return false;
+          await options.replyUrlGone(tx, channelId, gone.reason);
+          return true;
+        }),
     };
     // A claim's worth of messages (one per slot) waits ready beside the slots, and while a
     // backlog lasts a claim is made once half a claim's worth is wanted: one claim and one read
@@ -128,7 +132,6 @@ export class DeliveryWorker {
   /** Stops claiming; lets messages in flight finish within the grace period, then gives the rest back. */
   async stop(): Promise<void> {
     await this.loop.stop();
-    this.options.client.close();
     this.options.senders.close();
   }
 
@@ -140,46 +143,55 @@ export class DeliveryWorker {
       limit,
       this.options.leaseMs,
     );
-    const replies = claimed.filter(isReply);
-    const toDestinations = claimed.filter((delivery) => delivery.destination_id !== null);
-    const [bodies, attempts] = await Promise.all([
-      this.bodiesOf(replies),
-      this.destinationAttempts(toDestinations),
-    ]);
+    const attempts = await this.attempts(claimed);
     return claimed.map((delivery) => ({
       id: delivery.id,
       delivery,
-      body: bodies.get(delivery.id) ?? attempts.get(delivery.id)?.message,
-      destination: attempts.get(delivery.id),
+      attempt: attempts.get(delivery.id),
     }));
   }
 
   /**
-   * Messages to destinations, ready to go: the message fixed before the first attempt (and
-   * stored, as reply delivery's body is), or the message skipped when the destination's `when`
-   * does not hold or its message renders empty. The event is read for every attempt: the
-   * destination's templated fields (`chat_id` ...) are rendered over its payload.
+   * Claimed messages, ready to go: each with its target (a destination, or the channel's reply
+   * URL as the claim read it), and its message fixed before the first attempt and stored, or
+   * skipped when the target's `when` does not hold or its message renders empty. The event is
+   * read for a message not yet fixed, and for every attempt to a target with templated fields
+   * (`chat_id` ...), which are rendered over its payload.
    */
-  private async destinationAttempts(
-    claimed: ClaimedDelivery[],
-  ): Promise<Map<string, DestinationAttempt>> {
+  private async attempts(claimed: ClaimedDelivery[]): Promise<Map<string, MessageAttempt>> {
     if (claimed.length === 0) return new Map();
     const now = new Date();
-    const [events, destinations] = await Promise.all([
-      this.eventsOf(claimed.map((d) => d.event_id)),
-      this.options.destinations(claimed.map((d) => d.destination_id as string)),
-    ]);
-    const ready = new Map<string, DestinationAttempt>();
+    const destinations = await this.options.destinations(
+      claimed.flatMap((d) => (d.destination_id === null ? [] : [d.destination_id])),
+    );
+    const targets = new Map<string, DestinationToSend>();
+    for (const delivery of claimed) {
+      const target =
+        delivery.destination_id === null
+          ? delivery.url === null
+            ? undefined
+            : replyUrlTarget(delivery.url)
+          : destinations.get(delivery.destination_id);
+      if (target) targets.set(delivery.id, target);
+    }
+    const reading = new Set(
+      claimed.filter((delivery) => {
+        const target = targets.get(delivery.id);
+        return target && (delivery.message === null || Object.keys(target.settings.fields).length);
+      }),
+    );
+    const events = await this.eventsOf([...reading].map((d) => d.event_id));
+    const ready = new Map<string, MessageAttempt>();
     const fresh: { id: string; message: string }[] = [];
     const skipped: { id: string; why: string }[] = [];
     for (const delivery of claimed) {
+      const target = targets.get(delivery.id);
       const event = events.get(delivery.event_id);
-      const destination = destinations.get(delivery.destination_id as string);
-      if (!event || !destination) continue;
-      const subject = messageSubject(event, delivery.channel_name);
+      if (!target || (!event && reading.has(delivery))) continue;
+      const subject = event && messageSubject(event, delivery.channel_name);
       let message = delivery.message;
-      if (message === null) {
-        const made = destinationMessage(destination, subject, event, delivery.type, now);
+      if (message === null && event && subject) {
+        const made = destinationMessage(target, subject, event, delivery.type, now);
         if ('skipped' in made) {
           skipped.push({ id: delivery.id, why: made.skipped });
           continue;
@@ -187,7 +199,8 @@ export class DeliveryWorker {
         fresh.push({ id: delivery.id, message: made.message });
         message = made.message;
       }
-      ready.set(delivery.id, { delivery, destination, message, payload: subject.payload });
+      if (message === null) continue;
+      ready.set(delivery.id, { delivery, target, message, payload: subject?.payload });
     }
     const [fixed] = await Promise.all([
       fixMessages(this.options.db, this.id, fresh),
@@ -200,22 +213,6 @@ export class DeliveryWorker {
     // A message this worker could not fix is no longer its own (its lease ran out).
     for (const { id } of fresh) if (!fixed.has(id)) ready.delete(id);
     return ready;
-  }
-
-  /** The body each message sends: fixed before its first attempt and stored, reused afterwards. */
-  private async bodiesOf(claimed: ClaimedDelivery[]): Promise<Map<string, string>> {
-    if (claimed.length === 0) return new Map();
-    const now = new Date();
-    const unsent = claimed.filter((delivery) => delivery.message === null);
-    const events = await this.eventsOf(unsent.map((d) => d.event_id));
-    const fresh = unsent.flatMap((delivery) => {
-      const event = events.get(delivery.event_id);
-      return event ? [{ id: delivery.id, message: messageBody(delivery.type, event, now) }] : [];
-    });
-    const fixed = await fixMessages(this.options.db, this.id, fresh);
-    for (const delivery of claimed)
-      if (delivery.message !== null) fixed.set(delivery.id, delivery.message);
-    return fixed;
   }
 
   /**
@@ -232,14 +229,10 @@ export class DeliveryWorker {
     return new Map(rows.map((row) => [row.id, toEventJson(row, deliveries.get(row.id))]));
   }
 
-  private async send(
-    { delivery, body, destination }: ReadyMessage,
-    signal: AbortSignal,
-  ): Promise<void> {
-    if (body === undefined) return;
+  private async send({ delivery, attempt }: ReadyMessage, signal: AbortSignal): Promise<void> {
+    if (attempt === undefined) return;
     try {
-      if (destination) await attemptDestination(this.deps, destination, signal);
-      else if (isReply(delivery)) await attemptDelivery(this.deps, delivery, body, signal);
+      await attemptDelivery(this.deps, attempt, signal);
     } catch (error) {
       this.options.log.error(
         { err: error, deliveryId: delivery.id },

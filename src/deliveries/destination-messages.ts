@@ -37,9 +37,10 @@ export function messageSubject(event: EventJson, channelName: string): MessageSu
 }
 
 /**
- * The message one destination gets for an event, or why none is sent: its `when` does not hold
- * (`when: json.severity eq "high"`), or its message renders empty. The webhook kind sends reply
- * delivery's Standard Webhooks body, with the rendered message beside the event.
+ * The message one target gets for an event, or why none is sent: its `when` does not hold
+ * (`when: json.severity eq "high"`), or its message renders empty. The webhook kind sends the
+ * Standard Webhooks body, with the rendered message beside the event; a target with no message
+ * of its own (the reply URL) sends the body alone.
  */
 export function destinationMessage(
   destination: DestinationToSend,
@@ -52,6 +53,7 @@ export function destinationMessage(
     subject,
   );
   if (failing !== undefined) return { skipped: `when: ${failing} does not hold` };
+  if (destination.message === null) return { message: messageBody(type, event, now) };
   const text = renderTemplate(destination.message, subject.view);
   if (text.trim() === '') return { skipped: 'the message rendered empty' };
   if (destination.kind !== 'webhook') return { message: text };

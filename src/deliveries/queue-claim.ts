@@ -27,12 +27,6 @@ export interface ClaimedDelivery {
   channel_name: string;
 }
 
-/** A claimed message of reply delivery: its URL and secret are there (the claim checks them). */
-export type ClaimedReply = ClaimedDelivery & { url: string; secret: string };
-
-export const isReply = (delivery: ClaimedDelivery): delivery is ClaimedReply =>
-  delivery.destination_id === null && delivery.url !== null && delivery.secret !== null;
-
 /**
  * Reserves up to `limit` due deliveries for `workerId` until `leaseMs` from now, in one
  * statement that commits before anything is sent (the same discipline as the events queue,

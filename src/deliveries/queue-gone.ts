@@ -1,20 +1,27 @@
 import type { Queryable } from '../db/database.js';
 import type { AttemptShown } from './queue-delivered.js';
 
+/** An attempt whose target answered it is gone for good (the reply URL's 410). */
+export interface GoneAttempt extends AttemptShown {
+  deliveryId: string;
+  /** Why delivery is off, shown to admins; also the attempt's error. */
+  reason: string;
+  durationMs: number;
+}
+
 /**
- * The receiver answered 410 Gone: delivery is turned off for the whole channel (with the
- * reason shown to admins) and this message waits with the channel's others, due as soon as an
- * admin turns delivery on again. One statement, so the channel is never left on with the
- * message given back, nor the other way round. Only the lease owner does this.
+ * The target is gone: this message waits with the channel's others, due as soon as an admin
+ * turns delivery on again, and the attempt is recorded. Only the lease owner does this;
+ * resolves to the message's channel, which the caller turns off in the same transaction (so
+ * the channel is never left on with the message given back, nor the other way round), or
+ * undefined when the worker no longer held it.
  */
 export async function deliveryGone(
   db: Queryable,
-  deliveryId: string,
   workerId: string,
-  reason: string,
-  attempt: AttemptShown & { durationMs: number },
-): Promise<boolean> {
-  const { rowCount } = await db.query(
+  gone: GoneAttempt,
+): Promise<string | undefined> {
+  const { rows } = await db.query<{ channel_id: string }>(
     `with done as (
        update deliveries set
          state = 'pending',
@@ -27,13 +34,12 @@ export async function deliveryGone(
        where id = $1 and locked_by = $2 and state = 'sending'
        returning id, channel_id
      ),
-     off as (
-       update channels set reply_enabled = false, reply_disabled_reason = $3, updated_at = now()
-       from done where channels.id = done.channel_id
+     recorded as (
+       insert into delivery_attempts (delivery_id, status, error, duration_ms, target, answer)
+       select id, 410, $3, $4, $5, $6 from done
      )
-     insert into delivery_attempts (delivery_id, status, error, duration_ms, target, answer)
-     select id, 410, $3, $4, $5, $6 from done`,
-    [deliveryId, workerId, reason, Math.round(attempt.durationMs), attempt.target, attempt.answer],
+     select channel_id::text from done`,
+    [gone.deliveryId, workerId, gone.reason, Math.round(gone.durationMs), gone.target, gone.answer],
   );
-  return rowCount > 0;
+  return rows[0]?.channel_id;
 }

@@ -121,6 +121,11 @@ export interface DestinationSettings {
   kind: DestinationKind;
   secret?: string | null;
   url?: string | null;
+  /**
+   * The channel's reply URL (a `webhook`): a 410 turns its delivery off, every other answer
+   * that is not a 2xx is retried, and a redirect says where it pointed.
+   */
+  replyUrl?: boolean;
   /** Slack's `channel` and `thread_ts`; Telegram's `chat_id` and `reply_to`; Discord's `thread_id`. */
   fields: Readonly<Record<string, string>>;
 }

@@ -9,7 +9,9 @@ import type { DestinationKind, DestinationSettings } from './destination-schemas
  * - `retry`: worth trying again later, no earlier than `retryAfterMs` from now when the
  *   platform asked (`Retry-After`, Telegram's `parameters.retry_after`, Discord's `retry_after`);
  * - `fail`: no later attempt can help (a revoked token, a chat that does not exist, an address
- *   that may not be reached): the delivery ends at once.
+ *   that may not be reached): the delivery ends at once;
+ * - `gone`: the target says it is gone for good (the reply URL's 410 Gone): its delivery is
+ *   turned off, `error` says why, and the message waits until an admin turns it on again.
  *
  * `status` is the HTTP status of the last request made (null when none answered) and `error`
  * the platform's own error code or description, never holding a secret. `parts` counts the
@@ -25,6 +27,7 @@ export type RequestOutcome = (
   | { outcome: 'delivered'; status: number }
   | { outcome: 'retry'; status: number | null; error: string; retryAfterMs: number }
   | { outcome: 'fail'; status: number | null; error: string }
+  | { outcome: 'gone'; status: number; error: string }
 ) & { answer?: string };
 
 /**
@@ -72,8 +75,9 @@ export interface SendRequest {
 
 /**
  * A destination kind: how one message becomes its platform's request(s), and what the
- * platform's answers mean. One small sender per kind; the delivery queue (and alerts) call
- * them through `sendToDestination` only, so a kind is one file and one line in the table.
+ * platform's answers mean. One small sender per kind; the delivery queue (every target, the
+ * reply URL too) and alerts call them through `sendToDestination` only, so a kind is one file
+ * and one line in the table.
  */
 export interface DestinationSender {
   readonly kind: DestinationKind;

@@ -1,7 +1,8 @@
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
-import { invalidField } from '../platform/errors.js';
+import { invalidField, notFound } from '../platform/errors.js';
+import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl, shownUrl, storedForm } from '../secrets/secret-values.js';
 import {
@@ -16,6 +17,7 @@ import {
   type DestinationSettings,
 } from './destination-schemas.js';
 import * as repo from './destinations-repo.js';
+import * as replyUrl from './reply-url-repo.js';
 
 /**
  * A destination as the API shows it: secrets only as `token_set` / `url_set`, a `webhook`'s URL
@@ -33,14 +35,33 @@ export interface DestinationJson {
   [field: string]: unknown;
 }
 
-/** A destination ready for the delivery queue: its secret opened. */
+/** How long a replaced reply secret keeps signing messages next to the new one. */
+export const ROTATION_OVERLAP_HOURS = 24;
+
+/**
+ * A target ready for the delivery queue, its secret opened: a destination, or the channel's
+ * reply URL (a `webhook` of role `reply`, with no id, no `when` and no message of its own: it
+ * sends the Standard Webhooks body alone).
+ */
 export interface DestinationToSend {
-  id: string;
+  id: string | null;
+  role: 'reply' | 'destination';
   kind: DestinationKind;
   when: Condition[];
-  message: string;
+  /** Rendered over the event; null: the webhook body alone. */
+  message: string | null;
   settings: DestinationSettings;
 }
+
+/** The channel's reply URL (opened) as a target. */
+export const replyUrlTarget = (url: string): DestinationToSend => ({
+  id: null,
+  role: 'reply',
+  kind: 'webhook',
+  when: [],
+  message: null,
+  settings: { kind: 'webhook', url, fields: {}, replyUrl: true },
+});
 
 /** A channel's `destinations`: checked, stored with their secrets sealed, shown without them. */
 export class DestinationsService {
@@ -128,6 +149,7 @@ export class DestinationsService {
         row.id,
         {
           id: row.id,
+          role: 'destination',
           kind: row.kind,
           when: row.conditions,
           message: row.message,
@@ -140,6 +162,42 @@ export class DestinationsService {
         },
       ]),
     );
+  }
+
+  /** The reply URL's signing secret (`whsec_...`), made on first use. */
+  async replySecret(workspaceId: string, channelId: string): Promise<string> {
+    const secret = ROW_ID.test(channelId)
+      ? await replyUrl.ensureReplySecret(
+          this.db,
+          this.secrets,
+          workspaceId,
+          channelId,
+          newSigningSecret(),
+        )
+      : undefined;
+    if (!secret) throw notFound('This channel');
+    return secret;
+  }
+
+  /** A new signing secret; the previous one keeps signing too for ROTATION_OVERLAP_HOURS. */
+  async rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
+    const secret = ROW_ID.test(channelId)
+      ? await replyUrl.rotateReplySecret(
+          this.db,
+          this.secrets,
+          workspaceId,
+          channelId,
+          newSigningSecret(),
+          ROTATION_OVERLAP_HOURS,
+        )
+      : undefined;
+    if (!secret) throw notFound('This channel');
+    return secret;
+  }
+
+  /** The reply URL answered 410 Gone: its delivery goes off, on `db` (the caller's transaction). */
+  replyUrlGone(db: Queryable, channelId: string, reason: string): Promise<void> {
+    return replyUrl.turnOffReplyUrl(db, channelId, reason);
   }
 }
 

@@ -1,12 +1,14 @@
 import { urlTarget } from '../outbound/attempt-record.js';
+import type { OutboundResponse } from '../outbound/outbound-client.js';
 import { messageHeaders } from '../outbound/standard-webhooks.js';
-import type { DestinationSender } from './destination-sender.js';
-import { onePart, postOnce, readStatus } from './platform-answers.js';
+import type { DestinationSender, RequestOutcome } from './destination-sender.js';
+import { describeAnswer, onePart, postOnce, readStatus } from './platform-answers.js';
 
 /**
- * `webhook`: a Standard Webhooks message, as reply delivery sends, signed with the signing
- * secrets given (the channel's reply secret). Attempts show its URL without its userinfo or
- * query, which are cut out of answers like the signing secrets.
+ * `webhook`: a Standard Webhooks message, signed with the signing secrets given (the channel's
+ * reply secret). The channel's reply URL is one too, read as `readReplyAnswer` says. Attempts
+ * show the URL without its userinfo or query, which are cut out of answers like the signing
+ * secrets.
  */
 export const webhookSender: DestinationSender = {
   kind: 'webhook',
@@ -25,7 +27,7 @@ export const webhookSender: DestinationSender = {
         settings.url,
         body,
         headers,
-        readStatus,
+        settings.replyUrl ? readReplyAnswer : readStatus,
         { urls: [settings.url], values: secrets },
         signal,
       ),
@@ -33,3 +35,29 @@ export const webhookSender: DestinationSender = {
     );
   },
 };
+
+/**
+ * The reply URL's reading: a 2xx is delivered; a 410 says the receiver is gone (delivery is
+ * turned off until an admin turns it on again); anything else (another status, a redirect,
+ * which is never followed) is retried, no sooner than its `Retry-After`.
+ */
+function readReplyAnswer(res: OutboundResponse): RequestOutcome {
+  if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', status: res.status };
+  if (res.status === 410) {
+    const error = `The reply URL answered 410 Gone on ${new Date().toISOString()}; delivery is off until an admin turns it on again.`;
+    return { outcome: 'gone', status: 410, error };
+  }
+  return {
+    outcome: 'retry',
+    status: res.status,
+    error: redirectOr(res),
+    retryAfterMs: res.retryAfterMs,
+  };
+}
+
+/** A non-2xx answer in words: where a 3xx pointed, or the status and the body's start. */
+function redirectOr(res: OutboundResponse): string {
+  if (res.status < 300 || res.status >= 400) return describeAnswer(res);
+  const location = res.headers.location ? ` to ${res.headers.location}` : '';
+  return `HTTP ${res.status}: a redirect${location}, which is not followed; set the final URL.`;
+}
