@@ -7,7 +7,7 @@ import { DEFAULT_ALERT_MESSAGE, sendingSettings } from './alert-notify.js';
 import { toAlertJson } from './alert-object.js';
 import { MESSAGE_TYPES, TEST_MESSAGE_TYPE, type AlertState } from './alert-states.js';
 import { withNotifyUrl, type AlertToNotify, type StoredRow } from './alerts-repo.js';
-import type { ClaimedNotification } from './notification-queue.js';
+import type { ClaimedNotification } from './queue-claim.js';
 
 export interface NotifierDeps {
   /** The destination senders' HTTP clients and platform URLs. */

@@ -2,16 +2,14 @@ import type { Config } from '../platform/config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { createSenderDeps } from '../destinations/sender-deps.js';
+import { queueSettings, queueWorkerId } from '../queue/queue-settings.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { AlertsEvaluator, type AlertsEvaluatorOptions } from './alerts-evaluator.js';
 import type { AlertsService } from './alerts-service.js';
 
-/** Room past one send's limit for recording it before another process may send it again. */
-const LEASE_MARGIN_MS = 5_000;
-
 /**
  * The alerts' evaluator as configured. Notifications go out through the destinations' senders,
- * as channel destinations do: the same timeout, and the same address policy
+ * as channel destinations do: the same timeout and lease, and the same address policy
  * (DELIVERY_ALLOW_PRIVATE) for URLs admins typed in.
  */
 export function createAlertsEvaluator(
@@ -26,7 +24,8 @@ export function createAlertsEvaluator(
     secrets: ctx.secrets,
     alertSecret: ctx.alerts.alertSecret,
     intervalMs: config.alertIntervalMs,
-    leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,
+    ...queueSettings(config, 'send'),
+    workerId: queueWorkerId('alerts'),
     ...overrides,
   });
 }

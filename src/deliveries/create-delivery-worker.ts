@@ -7,7 +7,7 @@ import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { DestinationsService } from '../destinations/destinations-service.js';
 import { createSenderDeps } from '../destinations/sender-deps.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { shutdownBudget } from '../platform/shutdown.js';
+import { queueSettings } from '../queue/queue-settings.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
 
 export interface DeliveryWorkerDeps {
@@ -19,9 +19,6 @@ export interface DeliveryWorkerDeps {
   metrics: Metrics;
   destinations: DestinationsService;
 }
-
-/** Room for the database writes around one send before another worker may take the message. */
-const LEASE_MARGIN_MS = 5_000;
 
 /**
  * A delivery worker configured from the config; tests override single options (an address
@@ -57,14 +54,8 @@ export function createDeliveryWorker(
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,
-    pollIntervalMs: config.workerPollIntervalMs,
-    leaseMs: config.delivery.timeoutMs + LEASE_MARGIN_MS,
+    ...queueSettings(config, 'send'),
     retryScheduleMs: config.delivery.retryScheduleMs,
-    // Within the process's own shutdown deadline, with time left to give the messages back.
-    shutdownGraceMs: Math.min(
-      config.workerShutdownGraceMs,
-      shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
-    ),
     ...options,
   });
 }

@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Database, Queryable } from '../db/database.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventsStore } from '../events/events-store.js';
@@ -8,6 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import { queueWorkerId, type QueueSettings } from '../queue/queue-settings.js';
 import { attemptDelivery, type AttemptDeps, type MessageAttempt } from './delivery-attempt.js';
 import { deliveriesOfEvents } from './event-deliveries.js';
 import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
@@ -33,7 +32,7 @@ interface ReadyMessage {
 /** The NOTIFY channel of migrations/0008: deliveries were created. */
 export const DELIVERIES_CHANNEL = 'hookprompt_deliveries';
 
-export interface DeliveryWorkerOptions {
+export interface DeliveryWorkerOptions extends QueueSettings {
   db: Database;
   /** Where the events of the messages are read (a message carries its event). */
   events: EventsStore;
@@ -49,10 +48,7 @@ export interface DeliveryWorkerOptions {
   metrics: Metrics;
   /** Most messages in flight at once. */
   concurrency: number;
-  pollIntervalMs: number;
-  leaseMs: number;
   retryScheduleMs: readonly number[];
-  shutdownGraceMs: number;
   workerId?: string;
 }
 
@@ -66,8 +62,7 @@ export class DeliveryWorker {
   private readonly loop: QueueLoop<ReadyMessage>;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
-    this.id =
-      options.workerId ?? `${hostname()}:${process.pid}:delivery:${randomBytes(4).toString('hex')}`;
+    this.id = options.workerId ?? queueWorkerId('delivery');
     const { db, concurrency } = options;
     // Sends that end while the previous record is being written are recorded together: one
     // commit for all of them, instead of one per message.

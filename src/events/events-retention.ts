@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { Config } from '../platform/config.js';
 import type { Queryable } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
+import { PeriodicTask } from '../platform/periodic-task.js';
 import {
   deleteExpiredEvents,
   listWorkspaceIds,
@@ -45,19 +46,31 @@ export class EventsRetention {
   private readonly batchSize: number;
   private readonly pauseMs: number;
   private readonly stopping = new AbortController();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly task: PeriodicTask<RetentionRun>;
 
   constructor(private readonly options: RetentionOptions) {
     this.batchSize = options.batchSize ?? RETENTION_BATCH_SIZE;
     this.pauseMs = options.pauseMs ?? RETENTION_PAUSE_MS;
+    const { log, retentionDays } = options;
+    this.task = new PeriodicTask({
+      log,
+      intervalMs: options.intervalMs ?? HOUR_MS,
+      firstRunDelayMs: options.firstRunDelayMs ?? FIRST_RUN_DELAY_MS,
+      failure: 'deleting expired events failed; trying again at the next run',
+      run: async () => {
+        const run: RetentionRun = { deleted: 0, batches: 0 };
+        if (retentionDays > 0) await this.deleteEvents(run);
+        return run;
+      },
+      report: (run, ms) => {
+        if (run.deleted > 0) log.info({ ...run, retentionDays, ms }, 'expired events deleted');
+      },
+    });
   }
 
   /** Deletes every expired finished event (unless stopped midway); says how many. */
-  async runOnce(): Promise<RetentionRun> {
-    const run: RetentionRun = { deleted: 0, batches: 0 };
-    if (this.options.retentionDays > 0) await this.deleteEvents(run);
-    return run;
+  runOnce(): Promise<RetentionRun> {
+    return this.task.runOnce();
   }
 
   private async deleteEvents(run: RetentionRun): Promise<void> {
@@ -80,37 +93,13 @@ export class EventsRetention {
 
   /** Runs shortly after start, then every interval, until `stop()`. */
   start(): void {
-    if (this.timer || this.stopping.signal.aborted) return;
-    this.schedule(this.options.firstRunDelayMs ?? FIRST_RUN_DELAY_MS);
+    this.task.start();
   }
 
   /** Ends the schedule; a run in progress stops after its current batch. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(ms: number): void {
-    this.timer = setTimeout(() => {
-      this.running = this.runAndLog().finally(() => {
-        this.running = undefined;
-        if (!this.stopping.signal.aborted) this.schedule(this.options.intervalMs ?? HOUR_MS);
-      });
-    }, ms).unref();
-  }
-
-  private async runAndLog(): Promise<void> {
-    const { log, retentionDays } = this.options;
-    const started = Date.now();
-    try {
-      const run = await this.runOnce();
-      if (run.deleted > 0) {
-        log.info({ ...run, retentionDays, ms: Date.now() - started }, 'expired events deleted');
-      }
-    } catch (error) {
-      log.error({ err: error }, 'deleting expired events failed; trying again at the next run');
-    }
+    await this.task.stop();
   }
 
   private pause(): Promise<void> {

@@ -37,8 +37,8 @@ export interface QueueLoopOptions<Item extends QueueItem> {
   /** The worker's id, as its statements write it into `locked_by`. */
   workerId: string;
   db: Pick<Database, 'listen'>;
-  /** The NOTIFY channel on which the queue says items were added. */
-  channel: string;
+  /** The NOTIFY channel on which the queue says items were added; without one, `start()` polls. */
+  channel?: string;
   log: Logger;
   /** Most items worked on at the same time. */
   concurrency: number;
@@ -98,7 +98,7 @@ export class QueueLoop<Item extends QueueItem> {
     if (this.loop || this.stopping) return;
     const { db, channel, log, items, name, workerId, concurrency } = this.options;
     try {
-      this.unlisten = await db.listen(channel, () => this.wake.wake());
+      if (channel) this.unlisten = await db.listen(channel, () => this.wake.wake());
     } catch (error) {
       log.warn({ err: error }, `cannot listen for new ${items}; polling only`);
     }

@@ -1,8 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { createAiProvider } from '../ai/create-provider.js';
 import type { WorkerDeps } from '../worker/create-worker.js';
-import { shutdownBudget } from '../platform/shutdown.js';
+import { queueSettings, queueWorkerId } from '../queue/queue-settings.js';
 import { TrialWorker, type TrialWorkerOptions } from './trial-worker.js';
 
 /** A trial worker configured as the event worker is; tests override single options. */
@@ -18,14 +16,10 @@ export function createTrialWorker(
     log: ctx.log,
     metrics: ctx.metrics,
     workerConcurrency: config.workerConcurrency,
-    pollIntervalMs: config.workerPollIntervalMs,
-    leaseMs: config.workerLeaseMs,
+    // One attempt with its fallbacks fits in the lease, as an event's does.
+    ...queueSettings(config, 'ai call'),
     maxInputChars: config.ai.maxInputChars,
-    shutdownGraceMs: Math.min(
-      config.workerShutdownGraceMs,
-      shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
-    ),
-    workerId: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}:trials`,
+    workerId: queueWorkerId('trials'),
     defaultModel: config.ai.model,
     pricesFor: (workspaceId, kind) => ctx.prices.pricesFor(workspaceId, kind),
     recordSpend: (call) => ctx.spendLedger.recordSpend(call),

@@ -2,6 +2,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import type { QueueSettings } from '../queue/queue-settings.js';
 import { priceUnknown, settleSpend } from '../spend/budget-gate.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { attemptRecord } from '../worker/ai-call.js';
@@ -14,24 +15,17 @@ import {
 } from '../worker/event-request.js';
 import { storableText } from '../worker/storable-text.js';
 import type { CandidateOutcome } from './trial-outcomes.js';
-import {
-  claimTrialResults,
-  finishTrialResult,
-  releaseTrialResult,
-  TRIALS_CHANNEL,
-  type ClaimedTrialResult,
-} from './trials-repo.js';
+import { claimTrialResults, type ClaimedTrialResult } from './queue-claim.js';
+import { finishTrialResult } from './queue-finish.js';
+import { releaseTrialResult } from './queue-release.js';
+import { TRIALS_CHANNEL } from './trials-repo.js';
 
-export interface TrialWorkerOptions extends RequestDeps {
+export interface TrialWorkerOptions extends RequestDeps, QueueSettings {
   db: Database;
   log: Logger;
   metrics: Metrics;
   /** The event worker's WORKER_CONCURRENCY: trials take a quarter of it (at least one). */
   workerConcurrency: number;
-  pollIntervalMs: number;
-  /** How long a claimed result is held: one attempt with its fallbacks fits in it. */
-  leaseMs: number;
-  shutdownGraceMs: number;
   workerId: string;
   recordSpend: (call: SpentCall) => Promise<void>;
 }

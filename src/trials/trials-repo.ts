@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/database.js';
-import { overBudget } from '../spend/budget-sql.js';
 import type { CandidateOutcome, StoredOutcome } from './trial-outcomes.js';
+
+// The queue's statements live in queue-*.ts; the claim is also reachable here, where it was.
+export { claimTrialResults } from './queue-claim.js';
 
 /** The NOTIFY channel on which a new trial wakes the trial workers. */
 export const TRIALS_CHANNEL = 'hookprompt_trials';
@@ -185,102 +187,5 @@ export async function cancelTrial(db: Queryable, workspaceId: string, id: string
     `update trials set status = 'canceled', finished_at = now()
      where workspace_id = $1 and id = $2 and status = 'running'`,
     [workspaceId, id],
-  );
-}
-
-/** A result claimed to be asked, with what it is asked with. */
-export interface ClaimedTrialResult {
-  /** `trial_id:position`: how the queue loop knows it. */
-  id: string;
-  trial_id: string;
-  position: number;
-  event_id: string;
-  workspace_id: string;
-  channel_id: string;
-  template: string;
-  ai: unknown;
-  /** Null when the event is gone (retention deleted it since the trial started). */
-  payload: string | null;
-  thread_key: string | null;
-  budgeted: boolean;
-}
-
-/**
- * Reserves up to `limit` unasked results of running trials for `workerId`, oldest trial first,
- * in one statement. A result whose worker died is taken again once its lease ends; results of a
- * workspace that has spent its budget wait, as its events do.
- */
-export async function claimTrialResults(
-  db: Queryable,
-  workerId: string,
-  limit: number,
-  leaseMs: number,
-): Promise<ClaimedTrialResult[]> {
-  const { rows } = await db.query<ClaimedTrialResult>(
-    `with next as (
-       select r.trial_id, r.position from trial_results r
-       join trials t on t.id = r.trial_id
-       join workspaces w on w.id = t.workspace_id
-       where r.candidate is null and t.status = 'running'
-         and (r.locked_until is null or r.locked_until <= now())
-         and not ${overBudget('w')}
-       order by r.trial_id, r.position
-       limit $2
-       for update of r skip locked
-     )
-     update trial_results r set
-       locked_by = $1,
-       locked_until = now() + $3::integer * interval '1 millisecond'
-     from next, trials t, workspaces w
-     where r.trial_id = next.trial_id and r.position = next.position
-       and t.id = r.trial_id and w.id = t.workspace_id
-     returning r.trial_id || ':' || r.position as id, r.trial_id, r.position, r.event_id,
-       t.workspace_id, t.channel_id, t.template, t.ai,
-       (select payload from events e where e.id = r.event_id) as payload,
-       (select thread_key from events e where e.id = r.event_id) as thread_key,
-       w.monthly_budget_usd is not null as budgeted`,
-    [workerId, limit, leaseMs],
-  );
-  return rows;
-}
-
-/**
- * Stores a result's candidate outcome and counts it on its trial, which is done with its last
- * one. False when the lease was lost (another worker took the result over).
- */
-export async function finishTrialResult(
-  db: Queryable,
-  workerId: string,
-  result: Pick<ClaimedTrialResult, 'trial_id' | 'position'>,
-  outcome: CandidateOutcome,
-): Promise<boolean> {
-  const { rows } = await db.query(
-    `with stored as (
-       update trial_results set candidate = $4::jsonb, locked_by = null, locked_until = null
-       where trial_id = $2 and position = $3 and locked_by = $1 and candidate is null
-       returning trial_id
-     )
-     update trials set
-       done = done + 1,
-       status = case when status = 'running' and done + 1 >= total then 'done' else status end,
-       finished_at = case when status = 'running' and done + 1 >= total then now()
-                          else finished_at end
-     where id = (select trial_id from stored)
-     returning id`,
-    [workerId, result.trial_id, result.position, JSON.stringify(outcome)],
-  );
-  return rows.length > 0;
-}
-
-/** Gives back a result claimed and not asked, due at once. */
-export async function releaseTrialResult(
-  db: Queryable,
-  workerId: string,
-  result: Pick<ClaimedTrialResult, 'trial_id' | 'position'>,
-): Promise<void> {
-  await db.query(
-    `update trial_results set locked_by = null, locked_until = null
-     where trial_id = $2 and position = $3 and locked_by = $1 and candidate is null`,
-    [workerId, result.trial_id, result.position],
   );
 }

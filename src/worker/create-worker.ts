@@ -5,7 +5,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { PricesService } from '../prices/prices-service.js';
 import type { SpendLedger } from '../spend/spend-ledger.js';
-import { shutdownBudget } from '../platform/shutdown.js';
+import { queueSettings } from '../queue/queue-settings.js';
 import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
 
@@ -30,16 +30,10 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,
-    pollIntervalMs: config.workerPollIntervalMs,
-    leaseMs: config.workerLeaseMs,
+    ...queueSettings(config, 'ai call'),
     maxAttempts: config.ai.maxAttempts,
     retryBaseMs: config.workerRetryBaseMs,
     maxInputChars: config.ai.maxInputChars,
-    // Within the process's own shutdown deadline, with time left to give the events back.
-    shutdownGraceMs: Math.min(
-      config.workerShutdownGraceMs,
-      shutdownBudget(config.shutdownTimeoutMs).workerGraceMs,
-    ),
     defaultModel: config.ai.model,
     pricesFor: (workspaceId, kind) => ctx.prices.pricesFor(workspaceId, kind),
     recordSpend: (call) => ctx.spendLedger.recordSpend(call),

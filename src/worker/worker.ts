@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { AiProvider } from '../ai/ai-provider.js';
 import type { Prices } from '../ai/call-cost.js';
 import type { Database } from '../db/database.js';
@@ -7,6 +5,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { QueueLoop } from '../queue/queue-loop.js';
+import { queueWorkerId, type QueueSettings } from '../queue/queue-settings.js';
 import type { WorkspaceProviders } from '../ai/call-targets.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { withEventSpan } from '../tracing/tracing.js';
@@ -26,7 +25,7 @@ export const EVENTS_CHANNEL = 'hookprompt_events';
  */
 export const READY_LEASE_MS = 10_000;
 
-export interface WorkerOptions {
+export interface WorkerOptions extends QueueSettings {
   db: Database;
   /** The built-in provider `default` (the server's AI_* configuration). */
   provider: AiProvider;
@@ -36,13 +35,10 @@ export interface WorkerOptions {
   metrics: Metrics;
   /** Most events answered at the same time by this worker. */
   concurrency: number;
-  pollIntervalMs: number;
-  leaseMs: number;
   maxAttempts: number;
   retryBaseMs: number;
   /** AI_MAX_INPUT_CHARS. */
   maxInputChars: number;
-  shutdownGraceMs: number;
   /** Names this worker in `locked_by`; unique per worker by default. */
   workerId?: string;
   /** AI_MODEL, recorded on events of channels that name no model. */
@@ -65,8 +61,7 @@ export class Worker {
   private rotation = NO_ROTATION;
 
   constructor(private readonly options: WorkerOptions) {
-    // pid alone is not enough: in a container every restart is pid 1 on the same host name.
-    this.id = options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.id = options.workerId ?? queueWorkerId();
     const { db, provider, log, metrics, concurrency, leaseMs, maxAttempts, retryBaseMs } = options;
     // The calls of one claim start together, and events that end while the previous finish is
     // being written are ended together: one statement and one commit for each group, instead

@@ -1,0 +1,31 @@
+import type { Queryable } from '../db/database.js';
+import type { CandidateOutcome } from './trial-outcomes.js';
+import type { ClaimedTrialResult } from './queue-claim.js';
+
+/**
+ * Stores a result's candidate outcome and counts it on its trial, which is done with its last
+ * one. False when the lease was lost (another worker took the result over).
+ */
+export async function finishTrialResult(
+  db: Queryable,
+  workerId: string,
+  result: Pick<ClaimedTrialResult, 'trial_id' | 'position'>,
+  outcome: CandidateOutcome,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `with stored as (
+       update trial_results set candidate = $4::jsonb, locked_by = null, locked_until = null
+       where trial_id = $2 and position = $3 and locked_by = $1 and candidate is null
+       returning trial_id
+     )
+     update trials set
+       done = done + 1,
+       status = case when status = 'running' and done + 1 >= total then 'done' else status end,
+       finished_at = case when status = 'running' and done + 1 >= total then now()
+                          else finished_at end
+     where id = (select trial_id from stored)
+     returning id`,
+    [workerId, result.trial_id, result.position, JSON.stringify(outcome)],
+  );
+  return rows.length > 0;
+}
