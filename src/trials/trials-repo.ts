@@ -1,9 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { CandidateOutcome, StoredOutcome } from './trial-outcomes.js';
 
-// The queue's statements live in queue-*.ts; the claim is also reachable here, where it was.
-export { claimTrialResults } from './queue-claim.js';
-
 /** The NOTIFY channel on which a new trial wakes the trial workers. */
 export const TRIALS_CHANNEL = 'hookprompt_trials';
 

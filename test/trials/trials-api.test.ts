@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { claimTrialResults } from '../../src/trials/trials-repo.js';
+import { claimTrialResults } from '../../src/trials/queue-claim.js';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { type ChannelJson } from '../support/driver.js';
