@@ -147,7 +147,7 @@ export class AlertsService {
   private async requireChannel(workspaceId: string, condition: AlertCondition): Promise<void> {
     if (!('channel_id' in condition) || condition.channel_id === undefined) return;
     if (await repo.channelExists(this.db, workspaceId, condition.channel_id)) return;
-    throw invalid('condition.channel_id', 'must be the id of a channel of this workspace');
+    throw invalidField('condition.channel_id', 'must be the id of a channel of this workspace');
   }
 
   /**
@@ -175,7 +175,7 @@ export class AlertsService {
         setting: 'DELIVERY_ALLOW_PRIVATE',
       });
       if (refused)
-        throw invalid(
+        throw invalidField(
           `notify.${field}`,
           `refused: ${refused} (set DELIVERY_ALLOW_PRIVATE=true to allow it)`,
         );
@@ -183,9 +183,7 @@ export class AlertsService {
     if (secret !== undefined) return { notify: stored, notifySecret: this.secrets.seal(secret) };
     if (keepsSecret(stored, withSecret)) return { notify: stored };
     const needed = missingSecret(stored);
-    if (needed) throw invalid(`notify.${needed}`, `is needed for a ${stored.kind} notify`);
+    if (needed) throw invalidField(`notify.${needed}`, `is needed for a ${stored.kind} notify`);
     return { notify: stored, notifySecret: null };
   }
 }
-
-const invalid = invalidField;

@@ -30,16 +30,16 @@ export function takePayloadConditions(input: Record<string, unknown>): {
     }
     const path = key.slice(PAYLOAD_PREFIX.length).trim();
     if (path === '' || path.includes('{{') || path.includes('}}')) {
-      throw invalid(key, 'must name a path of the payload, as written between {{ and }}');
+      throw invalidField(key, 'must name a path of the payload, as written between {{ and }}');
     }
     const value =
       typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : (raw as unknown);
-    if (typeof value !== 'string') throw invalid(key, 'must be given once, as text');
-    if (conditions.some((c) => c.path === path)) throw invalid(key, 'is given twice');
+    if (typeof value !== 'string') throw invalidField(key, 'must be given once, as text');
+    if (conditions.some((c) => c.path === path)) throw invalidField(key, 'is given twice');
     conditions.push({ path, value });
   }
   if (conditions.length > MAX_CONDITIONS) {
-    throw invalid('payload', `at most ${MAX_CONDITIONS} payload conditions`);
+    throw invalidField('payload', `at most ${MAX_CONDITIONS} payload conditions`);
   }
   return { conditions, rest };
 }
@@ -59,5 +59,3 @@ export function matchesPayload(payload: string, conditions: readonly PayloadCond
   }
   return conditions.every((c) => renderTemplate(`{{${c.path}}}`, parsed) === c.value);
 }
-
-const invalid = invalidField;

@@ -65,7 +65,7 @@ export class TrialsService {
         ? await this.newestJsonEvents(workspaceId, channelId, input.events.last)
         : await this.chosenEvents(workspaceId, channelId, input.events.ids);
     if (events.length === 0) {
-      throw invalid('events', 'no chosen event has a payload that is a complete JSON object');
+      throw invalidField('events', 'no chosen event has a payload that is a complete JSON object');
     }
     const candidate: repo.NewTrial['candidate'] = {};
     if (input.template !== undefined) candidate.template = input.template;
@@ -158,7 +158,7 @@ export class TrialsService {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const unknown = ids.filter((id) => byId.get(id)?.channel_id !== channelId);
     if (unknown.length) {
-      throw invalid('events.ids', `not events of this channel: ${unknown.join(', ')}`);
+      throw invalidField('events.ids', `not events of this channel: ${unknown.join(', ')}`);
     }
     const unique = [...new Set(ids)];
     return unique.map((id) => byId.get(id) as repo.TrialEventRow).filter(hasJsonObject);
@@ -205,5 +205,3 @@ function toTrial(
   }
   return trial;
 }
-
-const invalid = invalidField;
