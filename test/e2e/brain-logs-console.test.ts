@@ -216,6 +216,13 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     await page.goto('/logs');
     await page.click('#volume > summary');
     await page.waitForFunction('Boolean(document.getElementById("volume-chart").chart)');
+    // The chart resizes itself to its box once the opened section is laid out: the bars are
+    // where they will be clicked only when its size is the canvas's.
+    await page.waitForFunction(`(() => {
+      const canvas = document.getElementById('volume-chart');
+      const box = canvas.getBoundingClientRect();
+      return Math.abs(canvas.chart.width - box.width) < 1 && Math.abs(canvas.chart.height - box.height) < 1;
+    })()`);
     // The centre of the newest hour's replied bar, in page coordinates.
     const point = (await page.evaluate(`(() => {
       const canvas = document.getElementById('volume-chart');
