@@ -20,23 +20,35 @@ export interface WorkerDeps {
   workspaceProviders?: WorkspaceProviders;
 }
 
-/** A worker configured from the config; tests override single options (a second database, an id). */
-export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> = {}): Worker {
+/**
+ * What every worker that asks the AI is built with (the event worker and the trial worker): its
+ * providers, the queue settings of an AI call, the prices and the spend ledger.
+ */
+export function aiCallSettings(ctx: WorkerDeps) {
   const { config } = ctx;
-  return new Worker({
+  return {
     db: ctx.db,
     provider: createAiProvider(config.ai),
     providers: ctx.workspaceProviders,
     log: ctx.log,
     metrics: ctx.metrics,
-    concurrency: config.workerConcurrency,
     ...queueSettings(config, 'ai call'),
-    maxAttempts: config.ai.maxAttempts,
-    retryBaseMs: config.workerRetryBaseMs,
     maxInputChars: config.ai.maxInputChars,
     defaultModel: config.ai.model,
-    pricesFor: (workspaceId, kind) => ctx.prices.pricesFor(workspaceId, kind),
-    recordSpend: (call) => ctx.spendLedger.recordSpend(call),
+    pricesFor: (workspaceId: string, kind: string) => ctx.prices.pricesFor(workspaceId, kind),
+    recordSpend: (call: Parameters<SpendLedger['recordSpend']>[0]) =>
+      ctx.spendLedger.recordSpend(call),
+  };
+}
+
+/** A worker configured from the config; tests override single options (a second database, an id). */
+export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> = {}): Worker {
+  const { config } = ctx;
+  return new Worker({
+    ...aiCallSettings(ctx),
+    concurrency: config.workerConcurrency,
+    maxAttempts: config.ai.maxAttempts,
+    retryBaseMs: config.workerRetryBaseMs,
     ...overrides,
   });
 }
