@@ -2,23 +2,21 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { EventJson } from '../../src/events/event-object.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
+import { useTestApp } from '../support/harness.js';
 import { SseClient, type SseMessage } from '../support/sse-client.js';
-import { startTestApp, TEST_ADMIN_KEY, type TestApp } from '../support/test-app.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
 
-let app: TestApp;
-let driver: Driver;
+const { app, driver } = useTestApp();
 let orders: ChannelJson;
 const open: SseClient[] = [];
 
 beforeAll(async () => {
-  app = await startTestApp();
-  driver = new Driver(app);
   orders = await driver.createChannel({ name: 'Orders', template: 'Order {{order.id}}' });
 });
 
-afterAll(async () => {
+// Runs before the app stops (hooks after tests run in the reverse order of their registration).
+afterAll(() => {
   for (const client of open) client.close();
-  await app.close();
 });
 
 async function stream(query = '', headers: Record<string, string> = {}): Promise<SseClient> {

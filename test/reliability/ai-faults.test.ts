@@ -1,14 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createAiProvider } from '../../src/ai/create-provider.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { Worker } from '../../src/worker/worker.js';
-import { Driver, type ChannelJson } from '../support/driver.js';
+import type { ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer, fakeReplyTo, type FakeReply } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { fakeReplyTo, type FakeReply } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 
 // The model misbehaves in every way a real one can; events must end `failed` with a readable
 // error after AI_MAX_ATTEMPTS, never leak the key, and never hold up other channels' events.
@@ -17,34 +17,20 @@ const MAX_ATTEMPTS = 3;
 const TIMEOUT_MS = 150;
 const EVENTS_PER_FAULT = 3;
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: {
-      ...ai.env(),
-      AI_API_KEY: AI_KEY,
-      AI_TIMEOUT_MS: String(TIMEOUT_MS),
-      AI_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
-      // Retries are due at once, so runOnce() drives them without waiting out a backoff.
-      WORKER_RETRY_BASE_MS: '0',
-      WORKER_CONCURRENCY: '4',
-    },
-  });
-  driver = new Driver(app);
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: {
+    AI_API_KEY: AI_KEY,
+    AI_TIMEOUT_MS: String(TIMEOUT_MS),
+    AI_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
+    // Retries are due at once, so runOnce() drives them without waiting out a backoff.
+    WORKER_RETRY_BASE_MS: '0',
+    WORKER_CONCURRENCY: '4',
+  },
 });
 
 afterEach(async () => {
-  ai.reset();
   await app.ctx.db.query('delete from events');
-});
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
 });
 
 interface EventRow {

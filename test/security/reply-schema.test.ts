@@ -1,27 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { Driver } from '../support/driver.js';
-import { chatCompletion, FakeAiServer } from '../support/fake-ai-server.js';
-import { startTestApp, type TestApp } from '../support/test-app.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
+import { useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
 
-let ai: FakeAiServer;
-let app: TestApp;
-let driver: Driver;
-
-beforeAll(async () => {
-  ai = await FakeAiServer.start();
-  app = await startTestApp({
-    env: { ...ai.env(), ...ADMIN_ENV, AI_MAX_ATTEMPTS: '2', WORKER_RETRY_BASE_MS: '0' },
-  });
-  driver = new Driver(app);
-});
-
-afterEach(() => ai.reset());
-
-afterAll(async () => {
-  await app.close();
-  await ai.close();
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: { ...ADMIN_ENV, AI_MAX_ATTEMPTS: '2', WORKER_RETRY_BASE_MS: '0' },
 });
 
 /**
