@@ -4,8 +4,7 @@ import { defineConfig } from 'vitest/config';
 // - `app`: tests that talk to the service inside the test process (a real HTTP server on a
 //   fresh database); run on every database and Node.js version CI covers. Files share their
 //   worker's loaded modules (`isolate: false`): each file still gets its own database and app,
-//   and loading the code and the embedded database's WebAssembly once per worker rather than
-//   once per file halves the suite's time.
+//   but the code and the embedded database's WebAssembly load once per worker, not per file.
 // - `app-isolated`: the same, for the files that replace a module (`vi.mock`), which only works
 //   in a file that loads the code afresh (`*.isolated.test.ts`).
 // - `process`: tests where the operating-system process is the point (`*.process.test.ts`:
