@@ -22,6 +22,7 @@ export interface ChannelRow {
   /** Whether a verification secret is stored; the secret itself is never read here. */
   secret_set: boolean;
   allowed_ips: string[];
+  allowed_origins: string[];
   dedup: DedupSettings;
   /** As stored: sealed when it holds credentials or a query string. */
   reply_url: string | null;
@@ -35,8 +36,8 @@ export interface ChannelRow {
 }
 
 const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token, webhook_token_hash,
-  verification, verification_secret is not null as secret_set, allowed_ips, dedup,
-  reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
+  verification, verification_secret is not null as secret_set, allowed_ips, allowed_origins,
+  dedup, reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
 
 /**
  * Keeps the version a statement's `inserted` or `updated` row has, whole; a version already kept
@@ -73,13 +74,14 @@ export async function insertChannel(
     `with inserted as (
      insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
                            verification, verification_secret, allowed_ips, dedup,
-                           reply_url, reply_enabled, reply_secret, ai, accept_when)
+                           reply_url, reply_enabled, reply_secret, ai, accept_when,
+                           allowed_origins)
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
              $11::text, coalesce($12::boolean, true),
              case when $11::text is not null or $16::boolean then $13::text end,
-             $14, $15)
+             $14, $15, coalesce($17::text[], '{}'))
      returning ${COLUMNS}
      ), ${RECORD_VERSION_INSERTED}
      select * from inserted`,
@@ -100,6 +102,7 @@ export async function insertChannel(
       JSON.stringify(channel.ai),
       JSON.stringify(channel.acceptWhen),
       channel.reply.signing ?? false,
+      senders.allowedOrigins ?? null,
     ],
   );
   return rows[0] as ChannelRow;
@@ -181,6 +184,7 @@ export async function updateChannel(
        verification = coalesce($6::jsonb, verification),
        verification_secret = coalesce($7, verification_secret),
        allowed_ips = coalesce($8::text[], allowed_ips),
+       allowed_origins = coalesce($17::text[], allowed_origins),
        dedup = coalesce($9::jsonb, dedup),
        reply_url = case when $10::boolean then $11::text else reply_url end,
        reply_enabled = coalesce($12::boolean, reply_enabled),
@@ -216,6 +220,7 @@ export async function updateChannel(
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
       changes.acceptWhen === undefined ? null : JSON.stringify(changes.acceptWhen),
       changes.reply.signing ?? false,
+      senders?.allowedOrigins ?? null,
     ],
   );
   return rows[0];

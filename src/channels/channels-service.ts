@@ -39,6 +39,8 @@ export interface Channel {
     secret_set: boolean;
   };
   allowed_ips: string[];
+  /** Web pages' origins that may post to the webhook URL from a browser (CORS); ['*'] for any. */
+  allowed_origins: string[];
   dedup: DedupSettings;
   /** Where finished events are POSTed (Standard Webhooks, signed with the reply secret). */
   reply_delivery: {
@@ -113,6 +115,7 @@ export class ChannelsService {
       webhook_url: this.webhookUrl(this.secrets.open(row.webhook_token)),
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
+      allowed_origins: row.allowed_origins,
       dedup: row.dedup,
       reply_delivery: {
         url: row.reply_url === null ? null : shownUrl(this.secrets.open(row.reply_url)),
@@ -184,6 +187,7 @@ export class ChannelsService {
     const {
       verification,
       allowed_ips,
+      allowed_origins,
       dedup,
       reply_delivery,
       ai,
@@ -200,10 +204,10 @@ export class ChannelsService {
         reply.url = keptUrl(reply.url, stored && this.secrets.open(stored));
       }
       let senders;
-      if (verification || allowed_ips || dedup) {
+      if (verification || allowed_ips || allowed_origins || dedup) {
         const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
         if (!stored) throw notFound('This channel');
-        senders = senderChanges(stored, { verification, allowed_ips, dedup });
+        senders = senderChanges(stored, { verification, allowed_ips, allowed_origins, dedup });
       }
       let merged: AiSettings | undefined;
       if (ai !== undefined) {

@@ -11,6 +11,7 @@ export interface SenderForm {
   encoding: string;
   tolerance_s: string;
   allowed_ips: string;
+  allowed_origins: string;
   dedup_mode: string;
   dedup_field: string;
   dedup_window_s: string;
@@ -83,6 +84,7 @@ export function senderFormOf(channel: Channel): SenderForm {
     encoding: verification.encoding ?? 'hex',
     tolerance_s: String(verification.tolerance_s ?? ''),
     allowed_ips: channel.allowed_ips.join('\n'),
+    allowed_origins: channel.allowed_origins.join('\n'),
     dedup_mode: dedup.mode,
     dedup_field: dedup.field ?? '',
     dedup_window_s: String(dedup.window_s),
@@ -102,6 +104,7 @@ export function senderFormFrom(body: unknown): SenderForm & { secret: string } {
     tolerance_s: text('tolerance_s'),
     secret: text('secret'),
     allowed_ips: text('allowed_ips'),
+    allowed_origins: text('allowed_origins'),
     dedup_mode: text('dedup_mode'),
     dedup_field: text('dedup_field'),
     dedup_window_s: text('dedup_window_s'),
@@ -128,6 +131,7 @@ export function senderChangesOf(form: SenderForm & { secret: string }): Record<s
       ...(form.secret && scheme !== 'none' ? { secret: form.secret } : {}),
     },
     allowed_ips: form.allowed_ips.split(/[\s,]+/).filter(Boolean),
+    allowed_origins: form.allowed_origins.split(/[\s,]+/).filter(Boolean),
     dedup: {
       mode: form.dedup_mode,
       ...(keyed ? { field: form.dedup_field } : {}),
@@ -143,6 +147,7 @@ const FORM_FIELDS: Record<string, string> = {
   'verification.tolerance_s': 'tolerance_s',
   'verification.secret': 'secret',
   allowed_ips: 'allowed_ips',
+  allowed_origins: 'allowed_origins',
   'dedup.mode': 'dedup_mode',
   'dedup.field': 'dedup_field',
   'dedup.window_s': 'dedup_window_s',
