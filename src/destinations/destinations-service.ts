@@ -158,7 +158,7 @@ export class DestinationsService {
   /** The `reply_delivery` of each of these channels. */
   async replyDeliveries(channelIds: readonly string[]): Promise<Map<string, ReplyDelivery>> {
     const rows = await replyUrl.replyUrlsOfChannels(this.db, channelIds);
-    const byChannel = new Map(channelIds.map((id) => [id, NO_REPLY_URL]));
+    const byChannel = new Map(channelIds.map((id) => [id, { ...NO_REPLY_URL }]));
     for (const row of rows)
       byChannel.set(row.channel_id, {
         url: row.url === null ? null : shownUrl(this.secrets.open(row.url)),
