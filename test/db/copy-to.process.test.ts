@@ -133,7 +133,10 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
 
     // Secrets are sealed with the target's key, and only it opens them.
     const { rows } = await target.db.query<{ verification_secret: string; reply_url: string }>(
-      'select verification_secret, reply_url from channels',
+      `select verification_secret,
+              (select url from destinations where channel_id = channels.id and role = 'reply_url')
+                as reply_url
+       from channels`,
     );
     const byTargetKey = new SecretBox(Buffer.from(targetKey, 'hex'));
     expect(byTargetKey.open(rows[0]?.verification_secret ?? '')).toBe(github.secret);
