@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type * as GenAiPrices from '@pydantic/genai-prices';
-import type { Price } from './call-cost.js';
+import type { Price } from '../ai/call-cost.js';
 
 // The table's data is most of a megabyte of code: loaded at its first use, not at every start
 // (a process that makes no AI call never needs it).
