@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { replyProblem } from '../src/ai/reply-check.js';
-import { firstSchemaError, replyValidator } from '../src/ai/reply-schema.js';
+import { firstSchemaError, replyValidator } from '../src/reply-schema/reply-validator.js';
 import { startServer, type ServerProcess } from './lib/server-process.js';
 
 const { values: args } = parseArgs({

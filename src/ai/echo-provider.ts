@@ -1,6 +1,6 @@
 import { asksForJson } from './ai-settings.js';
 import { AiError, type AiProvider, type AiRequest } from './ai-provider.js';
-import { replySchemas } from './reply-schema-threads.js';
+import { replySchemas } from '../reply-schema/checker-pool.js';
 
 /** Long prompts are cut in the echo so a stand-in reply never doubles a large event's size. */
 const ECHO_LIMIT = 2000;

@@ -1,5 +1,5 @@
 import { asksForJson, type ResponseFormat } from './ai-settings.js';
-import { replySchemas } from './reply-schema-threads.js';
+import { replySchemas } from '../reply-schema/checker-pool.js';
 
 /** The prefix of the error of an event whose reply did not have the shape its channel asked for. */
 export const REPLY_INVALID = 'reply_invalid';

@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { generateSync, type JsonSchema } from 'json-schema-faker';
-import { firstSchemaError } from './reply-schema.js';
+import { firstSchemaError } from './reply-validator.js';
 
 /** Seeds tried one after the other until a sample fits its schema. */
 const TRIES = 3;

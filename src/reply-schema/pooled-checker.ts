@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { sampleReply } from './reply-sample.js';
-import { firstSchemaError, replyValidator } from './reply-schema.js';
+import { firstSchemaError, replyValidator } from './reply-validator.js';
 
 /**
  * What a schema thread is asked: compile `schema` (JSON text), then check `reply` against it

@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SchemaTask, TaskAnswer, ThreadMessage } from './reply-schema-thread.js';
+import type { SchemaTask, TaskAnswer, ThreadMessage } from './pooled-checker.js';
 
 export interface SchemaThreadLimits {
   /** Threads running at once; more tasks wait in line. */
@@ -178,7 +178,7 @@ function overrun(task: SchemaTask, ms: number): string {
  */
 function startThread(): Worker {
   const extension = extname(fileURLToPath(import.meta.url));
-  const entry = new URL(`./reply-schema-thread${extension}`, import.meta.url);
+  const entry = new URL(`./pooled-checker${extension}`, import.meta.url);
   const options = { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } };
   if (extension !== '.ts') return new Worker(entry, options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
