@@ -77,7 +77,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   ...DEFAULT_GUARD_SETTINGS,
 });
 
-// Compiled on a schema thread, so the parse is asynchronous: parse bodies with an `ai` member
+// Compiled in a schema checker off the event loop, so the parse is asynchronous: parse bodies with an `ai` member
 // with parseAsync / safeParseAsync.
 const jsonSchema = z
   .union([z.record(z.string(), z.unknown()), z.boolean()])

@@ -56,7 +56,7 @@ function echoText(request: AiRequest, model: string | null): string {
   return `[echo stand-in — no AI model configured]${report} You wrote: ${prompt}`;
 }
 
-/** A sample reply for the schema, made on a schema thread (a schema can make it slow to make). */
+/** A sample reply for the schema, made in a schema checker (a schema can make it slow to make). */
 async function sampleFor(
   schema: Record<string, unknown> | boolean,
   prompt: string,

@@ -2,11 +2,11 @@ import { availableParallelism } from 'node:os';
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { SchemaTask, TaskAnswer, ThreadMessage } from './pooled-checker.js';
+import type { CheckerMessage, SchemaTask, TaskAnswer } from './pooled-checker.js';
 
-export interface SchemaThreadLimits {
-  /** Threads running at once; more tasks wait in line. */
-  threads: number;
+export interface CheckerPoolLimits {
+  /** Checkers (worker threads) running at once; more tasks wait in line. */
+  checkers: number;
   /** How long compiling a schema may take. */
   compileMs: number;
   /** How long checking one reply may take, once its schema is compiled. */
@@ -18,12 +18,13 @@ export interface SchemaThreadLimits {
 /*
  * A schema's `pattern`s are ECMAScript regular expressions, and the engine backtracks: one
  * pattern and a reply the payload can steer may take hours to check, and compiling a large
- * schema takes seconds. Neither can be interrupted on the thread that runs it, so both run on
- * worker threads, which are ended (and replaced) when they overrun; the main thread only waits.
+ * schema takes seconds. Neither can be interrupted on the thread that runs it, so both run in
+ * checkers, Node worker threads off the event loop, which are ended (and replaced) when they
+ * overrun; the main thread only waits.
  */
-const DEFAULT_LIMITS: SchemaThreadLimits = {
+const DEFAULT_LIMITS: CheckerPoolLimits = {
   // A check that overruns keeps its core busy until it is ended: one core stays for the service.
-  threads: Math.max(1, Math.min(2, availableParallelism() - 1)),
+  checkers: Math.max(1, Math.min(2, availableParallelism() - 1)),
   compileMs: 5_000,
   checkMs: 250,
   // Samples are the echo stand-in's, made from the channel's own schema, not from what a sender
@@ -31,8 +32,8 @@ const DEFAULT_LIMITS: SchemaThreadLimits = {
   sampleMs: 1_000,
 };
 
-// A thread's heap holds compiled schemas and one parsed reply (at most a few MB of JSON).
-const THREAD_HEAP_MB = 256;
+// A checker's heap holds compiled schemas and one parsed reply (at most a few MB of JSON).
+const CHECKER_HEAP_MB = 256;
 
 interface Job {
   task: SchemaTask;
@@ -40,19 +41,19 @@ interface Job {
   reject: (error: Error) => void;
 }
 
-interface Thread {
+interface Checker {
   worker: Worker;
   ready: boolean;
   running?: { id: number; job: Job; timer: NodeJS.Timeout };
 }
 
 /** Compiles reply schemas and checks replies against them off the main thread, within time limits. */
-export class SchemaThreads {
-  private readonly threads = new Set<Thread>();
+export class CheckerPool {
+  private readonly checkers = new Set<Checker>();
   private readonly queue: Job[] = [];
   private lastId = 0;
 
-  constructor(private readonly limits: SchemaThreadLimits = DEFAULT_LIMITS) {}
+  constructor(private readonly limits: CheckerPoolLimits = DEFAULT_LIMITS) {}
 
   /** Why a schema (JSON text) cannot be used, or undefined when it compiles. */
   async compile(schema: string): Promise<string | undefined> {
@@ -81,85 +82,85 @@ export class SchemaThreads {
   }
 
   private dispatch(): void {
-    for (const thread of this.threads) {
-      if (!thread.ready || thread.running) continue;
+    for (const checker of this.checkers) {
+      if (!checker.ready || checker.running) continue;
       const job = this.queue.shift();
-      if (job) this.send(thread, job);
-      // A thread at work (or starting for work) holds the process open; an idle one does not.
-      else thread.worker.unref();
+      if (job) this.send(checker, job);
+      // A checker at work (or starting for work) holds the process open; an idle one does not.
+      else checker.worker.unref();
     }
-    const starting = [...this.threads].filter((thread) => !thread.ready).length;
-    if (this.queue.length > starting && this.threads.size < this.limits.threads) this.spawn();
+    const starting = [...this.checkers].filter((checker) => !checker.ready).length;
+    if (this.queue.length > starting && this.checkers.size < this.limits.checkers) this.spawn();
   }
 
-  private send(thread: Thread, job: Job): void {
+  private send(checker: Checker, job: Job): void {
     const id = ++this.lastId;
-    // A check compiles its schema first when the thread has not yet: that gets the compile's
-    // time, and the check's own limit starts when the thread says it is checking.
-    const timer = this.overrunAfter(thread, this.limits.compileMs);
-    thread.running = { id, job, timer };
-    thread.worker.ref();
-    thread.worker.postMessage({ id, ...job.task });
+    // A check compiles its schema first when the checker has not yet: that gets the compile's
+    // time, and the check's own limit starts when the checker says it is checking.
+    const timer = this.overrunAfter(checker, this.limits.compileMs);
+    checker.running = { id, job, timer };
+    checker.worker.ref();
+    checker.worker.postMessage({ id, ...job.task });
   }
 
-  private overrunAfter(thread: Thread, ms: number): NodeJS.Timeout {
+  private overrunAfter(checker: Checker, ms: number): NodeJS.Timeout {
     return setTimeout(() => {
-      const job = thread.running?.job;
+      const job = checker.running?.job;
       if (!job) return;
-      thread.running = undefined;
+      checker.running = undefined;
       job.resolve({ problem: overrun(job.task, ms) });
-      void this.end(thread, 'overran');
+      void this.end(checker, 'overran');
     }, ms);
   }
 
   private spawn(): void {
-    const worker = startThread();
-    const thread: Thread = { worker, ready: false };
-    this.threads.add(thread);
-    worker.on('message', (message: ThreadMessage) => this.receive(thread, message));
-    worker.on('error', (error) => void this.end(thread, error.message));
-    worker.on('exit', (code) => void this.end(thread, `the thread exited with code ${code}`));
+    const worker = startChecker();
+    const checker: Checker = { worker, ready: false };
+    this.checkers.add(checker);
+    worker.on('message', (message: CheckerMessage) => this.receive(checker, message));
+    worker.on('error', (error) => void this.end(checker, error.message));
+    worker.on('exit', (code) => void this.end(checker, `the thread exited with code ${code}`));
   }
 
-  private receive(thread: Thread, message: ThreadMessage): void {
+  private receive(checker: Checker, message: CheckerMessage): void {
     if ('ready' in message) {
-      thread.ready = true;
+      checker.ready = true;
       return this.dispatch();
     }
-    const running = thread.running;
+    const running = checker.running;
     if (running?.id !== message.id) return;
     clearTimeout(running.timer);
     if ('checking' in message) {
       const { seed } = running.job.task;
       running.timer = this.overrunAfter(
-        thread,
+        checker,
         seed === undefined ? this.limits.checkMs : this.limits.sampleMs,
       );
       return;
     }
-    thread.running = undefined;
+    checker.running = undefined;
     running.job.resolve({ problem: message.problem, sample: message.sample });
     this.dispatch();
   }
 
-  /** Takes a thread out of service (overran or crashed) and ends it. */
-  private async end(thread: Thread, why: string): Promise<void> {
-    if (!this.threads.delete(thread)) return;
-    const running = thread.running;
-    thread.running = undefined;
+  /** Takes a checker out of service (overran or crashed) and ends it. */
+  private async end(checker: Checker, why: string): Promise<void> {
+    if (!this.checkers.delete(checker)) return;
+    const running = checker.running;
+    checker.running = undefined;
     if (running) {
       clearTimeout(running.timer);
       running.job.resolve({ problem: `the check stopped: ${why}` });
     }
-    if (!thread.ready) {
-      // A thread that cannot even start would fail its replacements the same way.
+    if (!checker.ready) {
+      // A checker that cannot even start would fail its replacements the same way.
       for (const job of this.queue.splice(0)) {
         job.reject(new Error(`a schema thread could not start: ${why}`));
       }
     } else {
       this.dispatch();
     }
-    await thread.worker.terminate();
+    await checker.worker.terminate();
   }
 }
 
@@ -173,18 +174,18 @@ function overrun(task: SchemaTask, ms: number): string {
 }
 
 /**
- * The thread runs the file beside this one: compiled JavaScript, or TypeScript through tsx. It
+ * The checker runs the file beside this one: compiled JavaScript, or TypeScript through tsx. It
  * takes none of the process's node flags: preloaded modules (`--import`) are not for it.
  */
-function startThread(): Worker {
+function startChecker(): Worker {
   const extension = extname(fileURLToPath(import.meta.url));
   const entry = new URL(`./pooled-checker${extension}`, import.meta.url);
-  const options = { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB } };
+  const options = { execArgv: [], resourceLimits: { maxOldGenerationSizeMb: CHECKER_HEAP_MB } };
   if (extension !== '.ts') return new Worker(entry, options);
   const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
   const source = `import(${tsx}).then((tsx) => tsx.tsImport(${JSON.stringify(entry.href)}, ${JSON.stringify(entry.href)}))`;
   return new Worker(source, { ...options, eval: true });
 }
 
-/** The process's schema threads, started when first needed. */
-export const replySchemas = new SchemaThreads();
+/** The process's reply-schema checkers, started when first needed. */
+export const replySchemas = new CheckerPool();

@@ -3,7 +3,7 @@ import { sampleReply } from './reply-sample.js';
 import { firstSchemaError, replyValidator } from './reply-validator.js';
 
 /**
- * What a schema thread is asked: compile `schema` (JSON text), then check `reply` against it
+ * What a pooled checker is asked: compile `schema` (JSON text), then check `reply` against it
  * when given, or make a sample reply valid against it from `seed` when given.
  */
 export interface SchemaTask {
@@ -19,20 +19,20 @@ export interface TaskAnswer {
 }
 
 /**
- * What a schema thread answers: `ready` once loaded; `checking` when a reply's check (or a
+ * What a pooled checker answers: `ready` once loaded; `checking` when a reply's check (or a
  * sample) starts, its schema compiled, so the time limit of the check can start then; the
  * task's answer to end it.
  */
-export type ThreadMessage =
+export type CheckerMessage =
   { ready: true } | { id: number; checking: true } | ({ id: number } & TaskAnswer);
 
 const port = parentPort;
-if (!port) throw new Error('reply-schema-thread runs as a worker thread');
+if (!port) throw new Error('pooled-checker runs as a worker thread of the checker pool');
 
 port.on('message', ({ id, ...task }: SchemaTask & { id: number }) => {
-  port.postMessage({ id, ...answer(id, task) } satisfies ThreadMessage);
+  port.postMessage({ id, ...answer(id, task) } satisfies CheckerMessage);
 });
-port.postMessage({ ready: true } satisfies ThreadMessage);
+port.postMessage({ ready: true } satisfies CheckerMessage);
 
 function answer(id: number, { schema, reply, seed }: SchemaTask): TaskAnswer {
   let validator: ReturnType<typeof replyValidator>['validate'];
@@ -48,7 +48,7 @@ function answer(id: number, { schema, reply, seed }: SchemaTask): TaskAnswer {
     };
   }
   if (reply === undefined && seed === undefined) return { problem: null };
-  port?.postMessage({ id, checking: true } satisfies ThreadMessage);
+  port?.postMessage({ id, checking: true } satisfies CheckerMessage);
   if (seed !== undefined) {
     const made = sampleReply(JSON.parse(schema), validator, seed);
     return 'sample' in made ? { problem: null, sample: made.sample } : made;

@@ -12,7 +12,7 @@ const MAX_SAMPLE_CHARS = 256 * 1024;
  * JSON text valid against `schema`, the same for the same seed: what the echo stand-in answers
  * a channel that asks for a schema. The generator does not know every keyword a validator does
  * (`not`, some `pattern`s), so each sample is checked, and the next seed tried when it fails.
- * Runs on a schema thread (reply-schema-thread.ts), within its time limit.
+ * Runs in a schema checker (pooled-checker.ts), within its time limit.
  */
 export function sampleReply(
   schema: unknown,

@@ -6,7 +6,7 @@ export class SchemaError extends Error {
 }
 
 /*
- * This module runs in the schema threads (reply-schema-thread.ts), never on the main thread:
+ * This module runs in the schema checkers (pooled-checker.ts), never on the main thread:
  * compiling and validating take time that depends on the schema and the reply.
  *
  * A channel's schema is checked against every structured reply, so compiled validators are
