@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { evaluateAlerts } from '../src/alerts/alert-evaluate.js';
+import { evaluateAlerts } from '../src/alerts/measure-alerts.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { createScratchDatabase, runSql } from './lib/scratch-database.js';

@@ -2,9 +2,9 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../platform/logger.js';
 import { PeriodicTask } from '../platform/periodic-task.js';
 import type { QueueSettings } from '../queue/queue-settings.js';
-import { evaluateAlerts } from './alert-evaluate.js';
-import type { NotifierDeps } from './alert-notifier.js';
-import { AlertNotifications } from './alert-notifications.js';
+import { evaluateAlerts } from './measure-alerts.js';
+import type { NotifierDeps } from './send-notification.js';
+import { AlertNotifications } from './notification-queue.js';
 
 export interface AlertsEvaluatorOptions extends NotifierDeps, QueueSettings {
   senders: NotifierDeps['senders'] & { close(): void };

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { evaluateAlerts } from '../../src/alerts/alert-evaluate.js';
+import { evaluateAlerts } from '../../src/alerts/measure-alerts.js';
 import { claimNotifications } from '../../src/alerts/queue-claim.js';
 import { releaseNotification } from '../../src/alerts/queue-release.js';
 import { retryNotification } from '../../src/alerts/queue-retry.js';

@@ -8,7 +8,7 @@ import {
   describeFailure,
   notify,
   type NotifierDeps,
-} from './alert-notifier.js';
+} from './send-notification.js';
 import { alertsByIds, type AlertToNotify, type StoredRow } from './alerts-repo.js';
 import { claimNotifications, type ClaimedNotification } from './queue-claim.js';
 import { releaseNotification } from './queue-release.js';

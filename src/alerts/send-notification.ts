@@ -3,7 +3,7 @@ import { sendToDestination } from '../destinations/send-to-destination.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { SecretCutter } from '../secrets/cut-secrets.js';
 import { parsePayload, renderTemplate } from '../template/index.js';
-import { DEFAULT_ALERT_MESSAGE, sendingSettings } from './alert-notify.js';
+import { DEFAULT_ALERT_MESSAGE, sendingSettings } from './notify-destination.js';
 import { toAlertJson } from './alert-object.js';
 import { MESSAGE_TYPES, TEST_MESSAGE_TYPE, type AlertState } from './alert-states.js';
 import { withNotifyUrl, type AlertToNotify, type StoredRow } from './alerts-repo.js';
