@@ -9,7 +9,7 @@ import { LAST_DELIVERIES, MEASURE_ALERT } from './alert-conditions.js';
  * lock is taken without waiting, and a process that does not get it skips this interval. The
  * update compares the stored state as well, so a change is recorded once even without the lock.
  */
-export async function evaluateAlerts(db: Database): Promise<number | undefined> {
+export async function measureAlerts(db: Database): Promise<number | undefined> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<{ locked: boolean }>(
       `select pg_try_advisory_xact_lock(hashtext('hookprompt:alerts')) as locked`,
