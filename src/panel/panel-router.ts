@@ -11,7 +11,7 @@ import { alertPages } from './alert-pages.js';
 import { channelPages } from './channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
-import { logPages } from './log-pages.js';
+import { logPages } from './logs/log-pages.js';
 import { invitationPages } from './invitation-pages.js';
 import { loginPages } from './login-pages.js';
 import { providerPages } from './provider-pages.js';

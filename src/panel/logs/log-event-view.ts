@@ -1,10 +1,10 @@
-import { REPLY_INVALID } from '../ai/reply-check.js';
-import type { Channel } from '../channels/channels-service.js';
-import type { EventJson } from '../events/event-object.js';
-import type { EventPreview } from '../brain-logs/event-pages.js';
-import type { ThreadAround, ThreadEvent } from '../brain-logs/events-thread.js';
-import { refusal } from './format.js';
-import { prettyPayload } from './pretty-json.js';
+import { REPLY_INVALID } from '../../ai/reply-check.js';
+import type { Channel } from '../../channels/channels-service.js';
+import type { EventJson } from '../../events/event-object.js';
+import type { EventPreview } from '../../brain-logs/event-pages.js';
+import type { ThreadAround, ThreadEvent } from '../../brain-logs/events-thread.js';
+import { refusal } from '../format.js';
+import { prettyPayload } from '../pretty-json.js';
 
 /**
  * The list reads only the start of each text: a row shows one line of reply or error, and the

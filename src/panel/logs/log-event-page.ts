@@ -1,10 +1,10 @@
 import { Router } from 'express';
-import { UNFINISHED_STATUSES } from '../events/event-states.js';
-import type { PanelServices } from './panel-services.js';
+import { UNFINISHED_STATUSES } from '../../events/event-states.js';
+import type { PanelServices } from '../panel-services.js';
 import { eventView, LIST_TEXT_LIMIT, rejectedReplyView, threadView } from './log-event-view.js';
-import { workspaceId } from './panel-auth.js';
-import { pathId } from './forms.js';
-import { traceUrl } from '../tracing/tracing.js';
+import { workspaceId } from '../panel-auth.js';
+import { pathId } from '../forms.js';
+import { traceUrl } from '../../tracing/tracing.js';
 
 /**
  * The event page `/logs/{id}`, a permalink with everything the event holds (and what other

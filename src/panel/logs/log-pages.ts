@@ -1,7 +1,7 @@
 import { Router } from 'express';
-import type { PanelServices } from './panel-services.js';
-import { notFound } from '../platform/errors.js';
-import { EVENT_STATUSES } from '../events/event-states.js';
+import type { PanelServices } from '../panel-services.js';
+import { notFound } from '../../platform/errors.js';
+import { EVENT_STATUSES } from '../../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
 import {
@@ -13,9 +13,9 @@ import {
   QUICK_RANGES,
   type LogFilterForm,
 } from './log-filters.js';
-import { REPLY_URL_TARGET } from '../brain-logs/delivery-filter.js';
-import { workspaceId } from './panel-auth.js';
-import { dateTimeLocalValue } from './format.js';
+import { REPLY_URL_TARGET } from '../../brain-logs/delivery-filter.js';
+import { workspaceId } from '../panel-auth.js';
+import { dateTimeLocalValue } from '../format.js';
 import { eventPage } from './log-event-page.js';
 
 const PAGE_SIZE = 50;

@@ -1,12 +1,12 @@
 import { Router, type Response } from 'express';
-import { AppError } from '../platform/errors.js';
-import { exportEvents, EXPORT_TYPES } from '../brain-logs/events-export.js';
-import { filterConditions } from '../brain-logs/events-filter.js';
-import { toEventJson } from '../events/event-object.js';
-import type { PanelServices } from './panel-services.js';
+import { AppError } from '../../platform/errors.js';
+import { exportEvents, EXPORT_TYPES } from '../../brain-logs/events-export.js';
+import { filterConditions } from '../../brain-logs/events-filter.js';
+import { toEventJson } from '../../events/event-object.js';
+import type { PanelServices } from '../panel-services.js';
 import { logsUrl, parseLogFilter } from './log-filters.js';
-import { formField, signedIn, workspaceId } from './panel-auth.js';
-import { pathId } from './forms.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
+import { pathId } from '../forms.js';
 
 /**
  * What Brain Logs does besides showing: download a filter's events, follow them live, replay

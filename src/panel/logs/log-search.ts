@@ -1,4 +1,4 @@
-import type { PayloadCondition } from '../brain-logs/payload-filter.js';
+import type { PayloadCondition } from '../../brain-logs/payload-filter.js';
 
 /** What the Brain Logs search box asks for: payload conditions and free text. */
 export interface LogSearch {

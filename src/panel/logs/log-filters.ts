@@ -1,8 +1,8 @@
-import { isEventStatus } from '../events/event-states.js';
-import type { EventFilter } from '../brain-logs/events-filter.js';
-import { isDeliveryFilter, REPLY_URL_TARGET } from '../brain-logs/delivery-filter.js';
-import { ROW_ID } from '../platform/secrets.js';
-import { dateTimeLocalValue, STATUS_LABELS } from './format.js';
+import { isEventStatus } from '../../events/event-states.js';
+import type { EventFilter } from '../../brain-logs/events-filter.js';
+import { isDeliveryFilter, REPLY_URL_TARGET } from '../../brain-logs/delivery-filter.js';
+import { ROW_ID } from '../../platform/secrets.js';
+import { dateTimeLocalValue, STATUS_LABELS } from '../format.js';
 import { parseLogSearch } from './log-search.js';
 
 /** The Brain Logs filter as the page shows it: every value is the text of its form field. */
