@@ -10,7 +10,7 @@ import {
   postedAlertForm,
   type AlertForm,
 } from './alert-form.js';
-import { KIND_FIELDS, isSecretField } from './destination-form.js';
+import { KIND_FIELDS, isSecretField } from './channels/destination-form.js';
 import { pathId, type FieldErrors } from './forms.js';
 import type { PanelServices } from './panel-services.js';
 import { signedIn, workspaceId } from './panel-auth.js';

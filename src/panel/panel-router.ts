@@ -8,14 +8,14 @@ import { publicDir } from '../platform/paths.js';
 import { accountPages } from './account-pages.js';
 import { adminPages } from './admin-pages.js';
 import { alertPages } from './alert-pages.js';
-import { channelPages } from './channel-pages.js';
+import { channelPages } from './channels/channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
 import { logPages } from './logs/log-pages.js';
 import { invitationPages } from './invitation-pages.js';
 import { loginPages } from './login-pages.js';
 import { providerPages } from './provider-pages.js';
-import { replyPages } from './reply-pages.js';
+import { replyPages } from './channels/reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace-pages.js';
 

@@ -1,9 +1,14 @@
-import type { Condition } from '../conditions/condition-schemas.js';
-import { compileConditions } from '../conditions/conditions.js';
-import { EventGuard } from '../guardrails/event-guard.js';
-import type { RedactionKind } from '../guardrails/redaction-kinds.js';
-import { renderThreadKey } from '../hooks/thread-key.js';
-import { isJsonObject, parsePayload, renderTemplate, type JsonValue } from '../template/index.js';
+import type { Condition } from '../../conditions/condition-schemas.js';
+import { compileConditions } from '../../conditions/conditions.js';
+import { EventGuard } from '../../guardrails/event-guard.js';
+import type { RedactionKind } from '../../guardrails/redaction-kinds.js';
+import { renderThreadKey } from '../../hooks/thread-key.js';
+import {
+  isJsonObject,
+  parsePayload,
+  renderTemplate,
+  type JsonValue,
+} from '../../template/index.js';
 import type { AiForm } from './ai-form.js';
 import { previewTemplate, type Preview } from './template-preview.js';
 

@@ -1,8 +1,8 @@
 import { ZodError } from 'zod';
-import type { Channel } from '../channels/channels-service.js';
-import { VERIFICATION_SCHEMES, type VerificationScheme } from '../channels/sender-settings.js';
-import type { FieldErrors } from './forms.js';
-import { textareaText } from './forms.js';
+import type { Channel } from '../../channels/channels-service.js';
+import { VERIFICATION_SCHEMES, type VerificationScheme } from '../../channels/sender-settings.js';
+import type { FieldErrors } from '../forms.js';
+import { textareaText } from '../forms.js';
 
 /** The "Who may send" form as the page shows it: every field as text. */
 export interface SenderForm {

@@ -3,10 +3,10 @@ import {
   MAX_FALLBACKS,
   type AiSettings,
   type AiSettingsInput,
-} from '../ai/ai-settings.js';
-import { REDACTION_KINDS } from '../guardrails/redaction-kinds.js';
-import type { FieldErrors } from './forms.js';
-import { textareaText } from './forms.js';
+} from '../../ai/ai-settings.js';
+import { REDACTION_KINDS } from '../../guardrails/redaction-kinds.js';
+import type { FieldErrors } from '../forms.js';
+import { textareaText } from '../forms.js';
 
 /** The channel editor's AI section as its fields hold it: every value is the text of a field. */
 export interface AiForm {

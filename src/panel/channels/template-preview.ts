@@ -6,8 +6,8 @@ import {
   parsePayload,
   renderTemplate,
   type JsonValue,
-} from '../template/index.js';
-import { prettyJson } from './pretty-json.js';
+} from '../../template/index.js';
+import { prettyJson } from '../pretty-json.js';
 
 export interface Preview {
   /** Why there is nothing to show (the sample is not a JSON object, ...). */

@@ -3,8 +3,8 @@ import {
   acceptWhenSchema,
   CONDITION_OPS,
   type Condition,
-} from '../conditions/condition-schemas.js';
-import { describeCondition } from '../conditions/conditions.js';
+} from '../../conditions/condition-schemas.js';
+import { describeCondition } from '../../conditions/conditions.js';
 
 /**
  * The channel editor writes `accept_when` one condition a line, as Brain Logs shows a condition

@@ -1,17 +1,17 @@
 import { ZodError } from 'zod';
-import { describeCondition } from '../conditions/conditions.js';
+import { describeCondition } from '../../conditions/conditions.js';
 import {
   DEFAULT_MESSAGE,
   DEFAULT_WHEN,
   DESTINATION_KINDS,
   whenSchema,
   type DestinationKind,
-} from '../destinations/destination-schemas.js';
-import type { DestinationJson } from '../destinations/destinations-service.js';
-import { AppError } from '../platform/errors.js';
+} from '../../destinations/destination-schemas.js';
+import type { DestinationJson } from '../../destinations/destinations-service.js';
+import { AppError } from '../../platform/errors.js';
 import { parseAcceptWhenText } from './accept-when-form.js';
-import type { FieldErrors } from './forms.js';
-import { textareaText } from './forms.js';
+import type { FieldErrors } from '../forms.js';
+import { textareaText } from '../forms.js';
 
 /**
  * The fields each kind's fieldset shows, as the API names them. The page names them

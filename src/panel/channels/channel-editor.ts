@@ -1,20 +1,20 @@
 import type { Request, Response } from 'express';
-import type { Channel } from '../channels/channels-service.js';
-import type { PanelServices } from './panel-services.js';
-import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../template/index.js';
+import type { Channel } from '../../channels/channels-service.js';
+import type { PanelServices } from '../panel-services.js';
+import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../../template/index.js';
 import { acceptWhenText, parseAcceptWhenText } from './accept-when-form.js';
 import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-form.js';
 import { previewAi } from './ai-preview.js';
-import { textareaText, type FieldErrors } from './forms.js';
-import { aboutSpan } from './format.js';
+import { textareaText, type FieldErrors } from '../forms.js';
+import { aboutSpan } from '../format.js';
 import {
   destinationFormOf,
   isSecretField,
   KIND_FIELDS,
   type DestinationForm,
 } from './destination-form.js';
-import { DESTINATION_KINDS } from '../destinations/destination-schemas.js';
-import { formField, workspaceId } from './panel-auth.js';
+import { DESTINATION_KINDS } from '../../destinations/destination-schemas.js';
+import { formField, workspaceId } from '../panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 

@@ -1,9 +1,9 @@
 import { Router, type Response } from 'express';
-import { updateChannelSchema } from '../channels/channels-schemas.js';
-import { AppError } from '../platform/errors.js';
+import { updateChannelSchema } from '../../channels/channels-schemas.js';
+import { AppError } from '../../platform/errors.js';
 import { randomUUID } from 'node:crypto';
-import { sendToDestination } from '../destinations/send-to-destination.js';
-import { createSenderDeps } from '../destinations/sender-deps.js';
+import { sendToDestination } from '../../destinations/send-to-destination.js';
+import { createSenderDeps } from '../../destinations/sender-deps.js';
 import { channelEditor } from './channel-editor.js';
 import {
   destinationErrors,
@@ -11,9 +11,9 @@ import {
   postedDestinationForm,
   storedInputs,
 } from './destination-form.js';
-import { pathId } from './forms.js';
-import { formField, signedIn, workspaceId } from './panel-auth.js';
-import type { PanelServices } from './panel-services.js';
+import { pathId } from '../forms.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
+import type { PanelServices } from '../panel-services.js';
 
 /**
  * The channel editor's "Where replies go" actions (reply URL, delivery on/off, secret rotation)

@@ -1,17 +1,17 @@
 import type { Router } from 'express';
 import { z } from 'zod';
-import { AI_SETTING_NAMES, mergeAiSettings, type AiSettingsInput } from '../ai/ai-settings.js';
-import type { Channel } from '../channels/channels-service.js';
-import { updateChannelSchema } from '../channels/channels-schemas.js';
-import { AppError } from '../platform/errors.js';
-import type { CandidateOutcome, StoredOutcome } from '../trials/trial-outcomes.js';
-import { trialIdSchema } from '../trials/trials-schemas.js';
-import type { Trial } from '../trials/trials-service.js';
+import { AI_SETTING_NAMES, mergeAiSettings, type AiSettingsInput } from '../../ai/ai-settings.js';
+import type { Channel } from '../../channels/channels-service.js';
+import { updateChannelSchema } from '../../channels/channels-schemas.js';
+import { AppError } from '../../platform/errors.js';
+import type { CandidateOutcome, StoredOutcome } from '../../trials/trial-outcomes.js';
+import { trialIdSchema } from '../../trials/trials-schemas.js';
+import type { Trial } from '../../trials/trials-service.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { RECENT_TRIAL_EVENTS, type channelEditor } from './channel-editor.js';
-import { fieldErrors, pathId } from './forms.js';
-import { signedIn, workspaceId } from './panel-auth.js';
-import type { PanelServices } from './panel-services.js';
+import { fieldErrors, pathId } from '../forms.js';
+import { signedIn, workspaceId } from '../panel-auth.js';
+import type { PanelServices } from '../panel-services.js';
 import { fieldDiff, jsonObjects, wordDiff, type DiffPart, type FieldChange } from './reply-diff.js';
 
 /** How many of the newest events "Try on recent events" asks (the API's bounds). */

@@ -1,16 +1,16 @@
 import { Router } from 'express';
-import { createChannelSchema, updateChannelSchema } from '../channels/channels-schemas.js';
-import type { PanelServices } from './panel-services.js';
+import { createChannelSchema, updateChannelSchema } from '../../channels/channels-schemas.js';
+import type { PanelServices } from '../panel-services.js';
 import { ZodError } from 'zod';
 import { parseAcceptWhenText } from './accept-when-form.js';
-import { AppError } from '../platform/errors.js';
+import { AppError } from '../../platform/errors.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { trialPages } from './trial-pages.js';
-import { dateTimeLocalValue } from './format.js';
+import { dateTimeLocalValue } from '../format.js';
 import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
-import { fieldErrors, pathId, textareaText } from './forms.js';
-import { formField, signedIn, workspaceId } from './panel-auth.js';
+import { fieldErrors, pathId, textareaText } from '../forms.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 const STARTER_TEMPLATE =
   'New order {{order.id}} from {{customer.name}}: write a short, friendly confirmation.';
