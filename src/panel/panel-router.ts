@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { publicDir } from '../platform/paths.js';
 import { accountPages } from './account-pages.js';
 import { adminPages } from './admin-pages.js';
-import { alertPages } from './alert-pages.js';
+import { alertPages } from './alerts/alert-pages.js';
 import { channelPages } from './channels/channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
-import { createAlertSchema, type AlertCondition } from '../alerts/alert-schemas.js';
-import { AppError } from '../platform/errors.js';
+import { createAlertSchema, type AlertCondition } from '../../alerts/alert-schemas.js';
+import { AppError } from '../../platform/errors.js';
 import {
   CHANNEL_TYPES,
   CONDITION_FIELDS,
@@ -10,10 +10,10 @@ import {
   postedAlertForm,
   type AlertForm,
 } from './alert-form.js';
-import { KIND_FIELDS, isSecretField } from './channels/destination-form.js';
-import { pathId, type FieldErrors } from './forms.js';
-import type { PanelServices } from './panel-services.js';
-import { signedIn, workspaceId } from './panel-auth.js';
+import { KIND_FIELDS, isSecretField } from '../channels/destination-form.js';
+import { pathId, type FieldErrors } from '../forms.js';
+import type { PanelServices } from '../panel-services.js';
+import { signedIn, workspaceId } from '../panel-auth.js';
 
 /**
  * `/alerts`: each alert rule of the workspace with its state and its latest changes, a form to

@@ -1,8 +1,8 @@
-import type { AlertCondition } from '../alerts/alert-schemas.js';
-import { DESTINATION_KINDS, type DestinationKind } from '../destinations/destination-schemas.js';
-import { AppError, fieldErrorsOf } from '../platform/errors.js';
-import { KIND_FIELDS } from './channels/destination-form.js';
-import type { FieldErrors } from './forms.js';
+import type { AlertCondition } from '../../alerts/alert-schemas.js';
+import { DESTINATION_KINDS, type DestinationKind } from '../../destinations/destination-schemas.js';
+import { AppError, fieldErrorsOf } from '../../platform/errors.js';
+import { KIND_FIELDS } from '../channels/destination-form.js';
+import type { FieldErrors } from '../forms.js';
 
 type ConditionType = AlertCondition['type'];
 
