@@ -14,7 +14,7 @@ import { fmt } from './format.js';
 import { logPages } from './logs/log-pages.js';
 import { invitationPages } from './invitation-pages.js';
 import { loginPages } from './login-pages.js';
-import { providerPages } from './provider-pages.js';
+import { providerPages } from './providers/provider-pages.js';
 import { replyPages } from './channels/reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace-pages.js';

@@ -1,16 +1,16 @@
 import { Router, type Response } from 'express';
-import { AppError, fieldErrorsOf } from '../platform/errors.js';
-import { PROVIDER_KINDS } from '../providers/provider-kinds.js';
+import { AppError, fieldErrorsOf } from '../../platform/errors.js';
+import { PROVIDER_KINDS } from '../../providers/provider-kinds.js';
 import {
   createProviderSchema,
   providerId,
   testProviderSchema,
   updateProviderSchema,
-} from '../providers/providers-schemas.js';
-import type { Provider, ProviderTest } from '../providers/providers-service.js';
-import type { PanelServices } from './panel-services.js';
-import { fieldErrors, type FieldErrors } from './forms.js';
-import { formField, signedIn, workspaceId } from './panel-auth.js';
+} from '../../providers/providers-schemas.js';
+import type { Provider, ProviderTest } from '../../providers/providers-service.js';
+import type { PanelServices } from '../panel-services.js';
+import { fieldErrors, type FieldErrors } from '../forms.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 interface ProviderForm {
   name: string;
