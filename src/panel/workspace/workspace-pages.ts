@@ -1,11 +1,11 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import type { PanelServices } from './panel-services.js';
-import { notFound } from '../platform/errors.js';
-import { workspacePatchSchema } from '../workspaces/workspaces-schemas.js';
-import { fieldErrors, pathId, type FieldErrors } from './forms.js';
-import { localPath } from './local-path.js';
-import { formField, requireWorkspace, signedIn, workspaceId } from './panel-auth.js';
+import type { PanelServices } from '../panel-services.js';
+import { notFound } from '../../platform/errors.js';
+import { workspacePatchSchema } from '../../workspaces/workspaces-schemas.js';
+import { fieldErrors, pathId, type FieldErrors } from '../forms.js';
+import { localPath } from '../local-path.js';
+import { formField, requireWorkspace, signedIn, workspaceId } from '../panel-auth.js';
 
 const workspaceName = z
   .string()

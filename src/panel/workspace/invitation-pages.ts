@@ -1,15 +1,15 @@
 import { Router, type Request, type Response } from 'express';
-import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
-import type { OpenInvitation } from '../auth/invitations-service.js';
-import { sameSecret } from '../platform/secrets.js';
-import type { PanelServices } from './panel-services.js';
+import { MIN_PASSWORD_LENGTH } from '../../auth/admins-service.js';
+import type { OpenInvitation } from '../../auth/invitations-service.js';
+import { sameSecret } from '../../platform/secrets.js';
+import type { PanelServices } from '../panel-services.js';
 import {
   clearCookie,
   loginFormToken,
   readCookie,
   setCookie,
   type PanelCookies,
-} from './cookies.js';
+} from '../cookies.js';
 import {
   checkCsrf,
   formField,
@@ -17,7 +17,7 @@ import {
   resumeSignedIn,
   signedIn,
   type SignedIn,
-} from './panel-auth.js';
+} from '../panel-auth.js';
 
 /** What the invitation page shows: who was invited where, and to whom it is shown. */
 type InvitationView =

@@ -1,8 +1,8 @@
 import { Router } from 'express';
-import { emailAddress } from '../platform/email-address.js';
-import type { PanelServices } from './panel-services.js';
-import { pathId } from './forms.js';
-import { formField, signedIn, workspaceId } from './panel-auth.js';
+import { emailAddress } from '../../platform/email-address.js';
+import type { PanelServices } from '../panel-services.js';
+import { pathId } from '../forms.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 const email = emailAddress('must be an e-mail address such as ada@example.com').max(320);
 
