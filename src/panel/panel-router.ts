@@ -5,7 +5,7 @@ import type { PanelServices } from './panel-services.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { publicDir } from '../platform/paths.js';
-import { accountPages } from './account-pages.js';
+import { accountPages } from './account/account-pages.js';
 import { adminPages } from './workspace/admin-pages.js';
 import { alertPages } from './alerts/alert-pages.js';
 import { channelPages } from './channels/channel-pages.js';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
-import { MIN_PASSWORD_LENGTH } from '../auth/admins-service.js';
-import type { PanelServices } from './panel-services.js';
-import { formField, signedIn } from './panel-auth.js';
+import { MIN_PASSWORD_LENGTH } from '../../auth/admins-service.js';
+import type { PanelServices } from '../panel-services.js';
+import { formField, signedIn } from '../panel-auth.js';
 
 /** `/account`: the signed-in admin's own settings. */
 export function accountPages(ctx: PanelServices): Router {
