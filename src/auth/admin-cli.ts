@@ -2,7 +2,7 @@ import { text } from 'node:stream/consumers';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../platform/config.js';
 import { emailAddress } from '../platform/email-address.js';
-import { copyDatabase, CopyRefused } from '../db/copy-database.js';
+import { copyDatabase, CopyRefused } from '../copy-to/copy-database.js';
 import { migrate } from '../db/migrate.js';
 import { openDatabase } from '../db/open-database.js';
 import { openPostgres } from '../db/postgres.js';

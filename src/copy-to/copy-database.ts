@@ -1,8 +1,8 @@
 import { SecretUnreadableError, type SecretBox } from '../secrets/secret-box.js';
 import { SECRET_COLUMNS } from '../secrets/secret-columns.js';
 import { storedForm } from '../secrets/secret-values.js';
-import type { Database, Queryable, Transaction } from './database.js';
-import { migrate } from './migrate.js';
+import type { Database, Queryable, Transaction } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
 
 // `npm run admin -- copy-to <DATABASE_URL>`: everything the service stores, from the database its
 // configuration names (typically the embedded one) into an empty PostgreSQL database. Tables
