@@ -8,7 +8,7 @@ const AI_LATENCY_MS = 200;
 const { app, driver, ai } = useTestApp({ ai: true });
 
 describe('fair claims', () => {
-  it(`answers a workspace's single event next to another's ${BACKLOG} pending within 2 × AI latency + 1 s`, async () => {
+  it(`asks the AI for a workspace's single event among the next few, next to another's ${BACKLOG} pending`, async () => {
     const busy = await driver.createChannel({ name: 'Busy', template: 'Event {{n}}' });
     await app.ctx.db.query(
       `insert into events (workspace_id, channel_id, payload)
@@ -27,6 +27,8 @@ describe('fair claims', () => {
       const sent = await driver.sendEvent(lone.webhook_url, { n: 1 });
       expect(sent.status).toBe(200);
       const id = sent.body.event_id as string;
+      // Requests already made when the lone event was stored: the slots' and the one ready.
+      const askedBefore = ai.requests.length;
       await expect
         .poll(
           async () => {
@@ -39,13 +41,11 @@ describe('fair claims', () => {
           { interval: 20, timeout: 10_000 },
         )
         .toBe('replied');
-      const { rows } = await app.ctx.db.query<{ ms: number }>(
-        `select extract(epoch from completed_at - received_at)::float8 * 1000 as ms
-         from events where id = $1`,
-        [id],
-      );
-      const waited = rows[0]?.ms ?? Infinity;
-      expect(waited).toBeLessThan(2 * AI_LATENCY_MS + 1000);
+      // Counted in requests, not milliseconds, so a busy machine cannot fail it: oldest first
+      // would ask for every one of the backlog before it.
+      const askedAt = ai.prompts().indexOf('Lone 1');
+      expect(askedAt - askedBefore).toBeGreaterThanOrEqual(0);
+      expect(askedAt - askedBefore).toBeLessThan(8);
       const { rows: left } = await app.ctx.db.query<{ n: number }>(
         `select count(*)::int as n from events where status = 'pending' and channel_id = $1`,
         [busy.id],
