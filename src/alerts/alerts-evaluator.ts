@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import { createSenderDeps } from '../destinations/sender-deps.js';
+import { createTransportDeps } from '../destinations/transport-deps.js';
 import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { PeriodicTask } from '../platform/periodic-task.js';
@@ -11,7 +11,7 @@ import type { NotifierDeps } from './send-notification.js';
 import { AlertNotifications } from './notification-queue.js';
 
 export interface AlertsEvaluatorOptions extends NotifierDeps, QueueSettings {
-  senders: NotifierDeps['senders'] & { close(): void };
+  transports: NotifierDeps['transports'] & { close(): void };
   db: Database;
   log: Logger;
   /** Time between evaluations (ALERT_INTERVAL_S). */
@@ -69,12 +69,12 @@ export class AlertsEvaluator {
     this.stopped = true;
     await this.task.stop();
     await this.notifications.stop();
-    this.options.senders.close();
+    this.options.transports.close();
   }
 }
 
 /**
- * The alerts' evaluator as configured. Notifications go out through the destinations' senders,
+ * The alerts' evaluator as configured. Notifications go out through the destinations' transports,
  * as channel destinations do: the same timeout and lease, and the same address policy
  * (DELIVERY_ALLOW_PRIVATE) for URLs admins typed in.
  */
@@ -86,7 +86,7 @@ export function createAlertsEvaluator(
   return new AlertsEvaluator({
     db: ctx.db,
     log: ctx.log,
-    senders: createSenderDeps(config.delivery),
+    transports: createTransportDeps(config.delivery),
     secrets: ctx.secrets,
     alertSecret: ctx.alerts.alertSecret,
     intervalMs: config.alertIntervalMs,

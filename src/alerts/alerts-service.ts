@@ -2,8 +2,8 @@ import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.js';
-import type { SendOutcome } from '../destinations/destination-sender.js';
-import { createSenderDeps } from '../destinations/sender-deps.js';
+import type { SendOutcome } from '../destinations/destination-transport.js';
+import { createTransportDeps } from '../destinations/transport-deps.js';
 import type { Config } from '../platform/config.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { invalidField, notFound } from '../platform/errors.js';
@@ -106,9 +106,9 @@ export class AlertsService {
   async test(workspaceId: string, id: string): Promise<AlertTest> {
     const alert = await repo.findAlertToNotify(this.db, workspaceId, id);
     if (!alert) throw notFound('This alert');
-    const senders = createSenderDeps(this.delivery);
+    const transports = createTransportDeps(this.delivery);
     try {
-      const deps = { senders, secrets: this.secrets, alertSecret: this.alertSecret };
+      const deps = { transports, secrets: this.secrets, alertSecret: this.alertSecret };
       const sent = await notify(deps, alert, testNotification(alert, randomUUID())).catch(
         // A notify that cannot even be sent (its secret sealed under a key no longer configured).
         (error: unknown): SendOutcome => ({
@@ -122,7 +122,7 @@ export class AlertsService {
         ? { ok: true }
         : { ok: false, error: describeFailure(sent) };
     } finally {
-      senders.close();
+      transports.close();
     }
   }
 

@@ -1,5 +1,5 @@
 import type { Database } from '../db/database.js';
-import type { SendOutcome } from '../destinations/destination-sender.js';
+import type { SendOutcome } from '../destinations/destination-transport.js';
 import type { Logger } from '../platform/logger.js';
 import { QueueLoop } from '../queue/queue-loop.js';
 import type { QueueSettings } from '../queue/queue-settings.js';

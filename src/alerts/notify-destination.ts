@@ -67,7 +67,7 @@ export function shownNotify(stored: StoredNotify, secretSet: boolean): Record<st
   return shown;
 }
 
-/** The settings the destination's sender takes, with the secret opened. */
+/** The settings the destination's transport takes, with the secret opened. */
 export function sendingSettings(stored: StoredNotify, secret: string | null): DestinationSettings {
   return { kind: stored.kind, url: stored.url ?? null, secret, fields: stored.fields };
 }

@@ -1,4 +1,4 @@
-import type { SendOutcome, SenderDeps } from '../destinations/destination-sender.js';
+import type { SendOutcome, TransportDeps } from '../destinations/destination-transport.js';
 import { sendToDestination } from '../destinations/send-to-destination.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { SecretCutter } from '../secrets/cut-secrets.js';
@@ -10,8 +10,8 @@ import { withNotifyUrl, type AlertToNotify, type StoredRow } from './alerts-repo
 import type { ClaimedNotification } from './queue-claim.js';
 
 export interface NotifierDeps {
-  /** The destination senders' HTTP clients and platform URLs. */
-  senders: SenderDeps;
+  /** The destination transports' HTTP clients and platform URLs. */
+  transports: TransportDeps;
   /** Opens the notify secrets (and notify URLs sealed for their credentials or query). */
   secrets: SecretBox;
   /** The workspace's alert secret (`whsec_...`), made on first use. */
@@ -51,7 +51,7 @@ export const testNotification = (alert: AlertToNotify, id: string): AlertNotific
 });
 
 /**
- * Sends one notification of an alert to its `notify` destination through that kind's sender,
+ * Sends one notification of an alert to its `notify` destination through that kind's transport,
  * once (the notification queue retries changes). Chat kinds get the notify's `message` rendered
  * with `{alert, state, value, workspace}`; a `webhook` gets the Standard Webhooks message `{type,
  * timestamp, data: {alert, value}}` signed with the workspace's alert secret. The outcome's
@@ -77,7 +77,7 @@ export async function notify(
   const secret = deps.secrets.open(alert.notify_secret);
   const text = renderTemplate(alert.notify.message ?? DEFAULT_ALERT_MESSAGE, view);
   const outcome = await sendToDestination(
-    deps.senders,
+    deps.transports,
     sendingSettings(alert.notify, secret),
     {
       id: notification.id,

@@ -5,7 +5,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OutboundClient } from '../outbound/outbound-client.js';
 import type { DestinationsService } from '../destinations/destinations-service.js';
-import { createSenderDeps } from '../destinations/sender-deps.js';
+import { createTransportDeps } from '../destinations/transport-deps.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { queueSettings } from '../queue/queue-settings.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker.js';
@@ -34,23 +34,23 @@ export function createDeliveryWorker(
 ): DeliveryWorker {
   const { config } = ctx;
   const { allowPrivate = config.delivery.allowPrivate, client, ...options } = overrides;
-  const senders = createSenderDeps(config.delivery, allowPrivate);
+  const transports = createTransportDeps(config.delivery, allowPrivate);
   return new DeliveryWorker({
     db: ctx.db,
     events: ctx.eventsStore,
     secrets: ctx.secrets,
     destinations: (ids) => ctx.destinations.forSending(ids),
     replyUrlGone: (db, channelId, reason) => ctx.destinations.replyUrlGone(db, channelId, reason),
-    senders: client
+    transports: client
       ? {
-          ...senders,
+          ...transports,
           client,
           close: () => {
-            senders.close();
+            transports.close();
             client.close();
           },
         }
-      : senders,
+      : transports,
     log: ctx.log,
     metrics: ctx.metrics,
     concurrency: config.workerConcurrency,

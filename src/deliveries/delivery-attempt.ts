@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Queryable } from '../db/database.js';
-import type { SenderDeps } from '../destinations/destination-sender.js';
+import type { TransportDeps } from '../destinations/destination-transport.js';
 import type { DestinationToSend } from '../destinations/destinations-service.js';
 import { sendToDestination } from '../destinations/send-to-destination.js';
 import type { Logger } from '../platform/logger.js';
@@ -16,7 +16,7 @@ import { retryDelivery } from './queue-retry.js';
 export interface AttemptDeps {
   db: Queryable;
   metrics: Pick<Metrics, 'deliveries' | 'deliveryDuration'>;
-  senders: SenderDeps;
+  transports: TransportDeps;
   log: Logger;
   workerId: string;
   retryScheduleMs: readonly number[];
@@ -56,7 +56,7 @@ const LOG_LINES = {
 } as const;
 
 /**
- * Sends a message to its target once, through the target kind's sender, and records the
+ * Sends a message to its target once, through the target kind's transport, and records the
  * outcome: delivered (with the batch of 2xx); gone (the target's delivery turned off, the
  * message waiting until it is on again); retried on the schedule no sooner than the receiver
  * asked; or failed at once when its answer says no retry can help. The parts of a long text
@@ -85,7 +85,7 @@ async function sendAndRecord(
   let outcome;
   try {
     outcome = await sendToDestination(
-      deps.senders,
+      deps.transports,
       target.settings,
       {
         id: delivery.webhook_id,

@@ -13,7 +13,7 @@ import { claimDeliveries, type ClaimedDelivery } from './queue-claim.js';
 import { destinationMessage, messageSubject } from './destination-messages.js';
 import { deliveryGone } from './queue-gone.js';
 import { skipMessages } from './queue-skip.js';
-import type { SenderDeps } from '../destinations/destination-sender.js';
+import type { TransportDeps } from '../destinations/destination-transport.js';
 import { replyUrlTarget, type DestinationToSend } from '../destinations/destinations-service.js';
 import { markDelivered, type Delivered } from './queue-delivered.js';
 import { fixMessages } from './queue-fix-messages.js';
@@ -43,7 +43,7 @@ export interface DeliveryWorkerOptions extends QueueSettings {
   /** Turns a channel's reply URL off once it answered 410, on the transaction given (ditto). */
   replyUrlGone: (db: Queryable, channelId: string, reason: string) => Promise<void>;
   /** What every message is sent with, the reply URL's too. */
-  senders: SenderDeps & { close(): void };
+  transports: TransportDeps & { close(): void };
   log: Logger;
   metrics: Metrics;
   /** Most messages in flight at once. */
@@ -76,7 +76,7 @@ export class DeliveryWorker {
     this.deps = {
       db,
       metrics: options.metrics,
-      senders: options.senders,
+      transports: options.transports,
       log: options.log,
       workerId: this.id,
       retryScheduleMs: options.retryScheduleMs,
@@ -127,7 +127,7 @@ export class DeliveryWorker {
   /** Stops claiming; lets messages in flight finish within the grace period, then gives the rest back. */
   async stop(): Promise<void> {
     await this.loop.stop();
-    this.options.senders.close();
+    this.options.transports.close();
   }
 
   private async claim(limit: number): Promise<ReadyMessage[]> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { conditionSchema, type Condition } from '../conditions/condition-schemas.js';
 import { ROW_ID } from '../platform/secrets.js';
 
-/** The kinds of destination, each with one sender in this folder. */
+/** The kinds of destination, each with one transport in this folder. */
 export const DESTINATION_KINDS = ['webhook', 'slack', 'telegram', 'discord', 'teams'] as const;
 export type DestinationKind = (typeof DESTINATION_KINDS)[number];
 
@@ -139,7 +139,7 @@ export const FIELD_NAMES: Readonly<Record<DestinationKind, readonly string[]>> =
   teams: [],
 };
 
-/** An entry as sent, with the secret it carries or keeps, as the senders take it. */
+/** An entry as sent, with the secret it carries or keeps, as the transports take it. */
 export function settingsOf(
   input: DestinationInput,
   keptSecret?: string | null,

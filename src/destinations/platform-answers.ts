@@ -5,9 +5,9 @@ import {
 } from '../outbound/outbound-client.js';
 import { answerExcerpt } from '../outbound/attempt-record.js';
 import { SecretCutter, type SecretsToCut } from '../secrets/cut-secrets.js';
-import type { RequestOutcome, SendOutcome } from './destination-sender.js';
+import type { RequestOutcome, SendOutcome } from './destination-transport.js';
 
-/** How a sender reads one answer of its platform. */
+/** How a transport reads one answer of its platform. */
 export type ReadAnswer = (res: OutboundResponse) => RequestOutcome;
 
 /**

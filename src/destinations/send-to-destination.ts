@@ -2,24 +2,24 @@ import { renderTemplate, type JsonValue } from '../template/index.js';
 import type { DestinationKind, DestinationSettings } from './destination-schemas.js';
 import type {
   DestinationMessage,
-  DestinationSender,
+  DestinationTransport,
   DestinationOutcome,
   SendOptions,
-  SenderDeps,
-} from './destination-sender.js';
-import { discordSender } from './discord-sender.js';
-import { slackSender } from './slack-sender.js';
-import { teamsSender } from './teams-sender.js';
-import { telegramSender } from './telegram-sender.js';
-import { webhookSender } from './webhook-sender.js';
+  TransportDeps,
+} from './destination-transport.js';
+import { discordTransport } from './discord-transport.js';
+import { slackTransport } from './slack-transport.js';
+import { teamsTransport } from './teams-transport.js';
+import { telegramTransport } from './telegram-transport.js';
+import { webhookTransport } from './webhook-transport.js';
 
-/** The one sender of each kind. */
-export const SENDERS: Readonly<Record<DestinationKind, DestinationSender>> = {
-  webhook: webhookSender,
-  slack: slackSender,
-  telegram: telegramSender,
-  discord: discordSender,
-  teams: teamsSender,
+/** The one transport of each kind. */
+export const TRANSPORTS: Readonly<Record<DestinationKind, DestinationTransport>> = {
+  webhook: webhookTransport,
+  slack: slackTransport,
+  telegram: telegramTransport,
+  discord: discordTransport,
+  teams: teamsTransport,
 };
 
 const EMPTY: JsonValue = new Map();
@@ -33,7 +33,7 @@ const TARGET_MAX_CHARS = 2000;
  * only when `options.signal` aborts; every other failure is an outcome.
  */
 export async function sendToDestination(
-  deps: SenderDeps,
+  deps: TransportDeps,
   settings: DestinationSettings,
   message: DestinationMessage,
   options: SendOptions = {},
@@ -42,8 +42,8 @@ export async function sendToDestination(
   const fields: Record<string, string> = {};
   for (const [name, template] of Object.entries(settings.fields))
     fields[name] = renderTemplate(template, payload).trim();
-  const sender = SENDERS[settings.kind];
-  const outcome = await sender.send({
+  const transport = TRANSPORTS[settings.kind];
+  const outcome = await transport.send({
     settings,
     fields,
     message,
@@ -52,7 +52,7 @@ export async function sendToDestination(
     signal: options.signal,
     now: options.now ?? new Date(),
   });
-  return { ...outcome, target: shownTarget(sender.target({ settings, fields, deps })) };
+  return { ...outcome, target: shownTarget(transport.target({ settings, fields, deps })) };
 }
 
 /** A target as stored: a field rendered from the payload may be long, or hold a NUL. */

@@ -3,7 +3,7 @@ import { updateChannelSchema } from '../../channels/channels-schemas.js';
 import { AppError } from '../../platform/errors.js';
 import { randomUUID } from 'node:crypto';
 import { sendToDestination } from '../../destinations/send-to-destination.js';
-import { createSenderDeps } from '../../destinations/sender-deps.js';
+import { createTransportDeps } from '../../destinations/transport-deps.js';
 import { channelEditor } from './channel-editor.js';
 import {
   destinationErrors,
@@ -109,7 +109,7 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     const destination = channel.destinations.find((entry) => entry.id === key);
     const sending = destination && (await ctx.destinations.forSending([key])).get(key);
     if (!sending) throw new AppError(404, 'not_found', 'Not found', 'This destination is gone.');
-    const deps = createSenderDeps(ctx.config.delivery);
+    const deps = createTransportDeps(ctx.config.delivery);
     try {
       const outcome = await sendToDestination(deps, sending.settings, {
         id: `msg_${randomUUID()}`,

@@ -5,7 +5,7 @@ import {
   settingsOf,
   type DestinationSettings,
 } from '../../src/destinations/destination-schemas.js';
-import type { SenderDeps } from '../../src/destinations/destination-sender.js';
+import type { TransportDeps } from '../../src/destinations/destination-transport.js';
 import { splitText } from '../../src/destinations/message-parts.js';
 import { sendToDestination } from '../../src/destinations/send-to-destination.js';
 import { parsePayload } from '../../src/template/index.js';
@@ -15,7 +15,7 @@ import { useFakeChats, useReplyReceiver } from '../support/harness.js';
 const fake = useFakeChats();
 // a webhook destination's far end, for the tests that need a plain HTTP server
 const receiver = useReplyReceiver();
-let deps: SenderDeps;
+let deps: TransportDeps;
 const clients: OutboundClient[] = [];
 
 beforeAll(() => {

@@ -1,9 +1,9 @@
 import { hostOf } from '../outbound/attempt-record.js';
-import type { DestinationSender } from './destination-sender.js';
+import type { DestinationTransport } from './destination-transport.js';
 import { onePart, postOnce, readStatus } from './platform-answers.js';
 
 /** `teams`: a Workflows webhook ("When a Teams webhook request is received") given an Adaptive Card. */
-export const teamsSender: DestinationSender = {
+export const teamsTransport: DestinationTransport = {
   kind: 'teams',
   target({ settings }) {
     const host = hostOf(settings.secret);

@@ -1,6 +1,6 @@
 import type { Config } from '../platform/config.js';
 import { OutboundClient } from '../outbound/outbound-client.js';
-import type { SenderDeps } from './destination-sender.js';
+import type { TransportDeps } from './destination-transport.js';
 
 /** Enough of an answer to read `ok` and an error; Slack and Telegram echo the message after it. */
 const KEEP_BODY_BYTES = 16 * 1024;
@@ -10,10 +10,10 @@ const KEEP_BODY_BYTES = 16 * 1024;
  * into the API (guarded unless `allowPrivate`), one for the operator's SLACK_API_URL and
  * TELEGRAM_API_URL. `close()` ends their idle connections at shutdown.
  */
-export function createSenderDeps(
+export function createTransportDeps(
   delivery: Config['delivery'],
   allowPrivate = delivery.allowPrivate,
-): SenderDeps & { close(): void } {
+): TransportDeps & { close(): void } {
   const options = { timeoutMs: delivery.timeoutMs, keepBodyBytes: KEEP_BODY_BYTES };
   const client = new OutboundClient({
     ...options,

@@ -1,7 +1,7 @@
 import { urlTarget } from '../outbound/attempt-record.js';
 import type { OutboundResponse } from '../outbound/outbound-client.js';
 import { messageHeaders } from '../outbound/standard-webhooks.js';
-import type { DestinationSender, RequestOutcome } from './destination-sender.js';
+import type { DestinationTransport, RequestOutcome } from './destination-transport.js';
 import { describeAnswer, onePart, postOnce, readStatus } from './platform-answers.js';
 
 /**
@@ -10,7 +10,7 @@ import { describeAnswer, onePart, postOnce, readStatus } from './platform-answer
  * show the URL without its userinfo or query, which are cut out of answers like the signing
  * secrets.
  */
-export const webhookSender: DestinationSender = {
+export const webhookTransport: DestinationTransport = {
   kind: 'webhook',
   target: ({ settings }) => (settings.url ? urlTarget(settings.url) : null),
   async send({ settings, message, deps, signal, now, partsDone }) {

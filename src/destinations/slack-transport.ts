@@ -1,6 +1,6 @@
 import { hostOf } from '../outbound/attempt-record.js';
 import type { OutboundResponse } from '../outbound/outbound-client.js';
-import type { DestinationSender, RequestOutcome } from './destination-sender.js';
+import type { DestinationTransport, RequestOutcome } from './destination-transport.js';
 import {
   describeAnswer,
   jsonAnswer,
@@ -31,7 +31,7 @@ export const slackEscape = (text: string) =>
  * `slack`: with a `channel`, `chat.postMessage` of the Web API with the bot token (answered
  * `{"ok": ...}` with 200); without, a POST to the Incoming Webhook URL kept as the secret.
  */
-export const slackSender: DestinationSender = {
+export const slackTransport: DestinationTransport = {
   kind: 'slack',
   target({ settings, fields }) {
     if (!settings.fields.channel) {

@@ -1,6 +1,6 @@
 import { hostOf } from '../outbound/attempt-record.js';
 import type { OutboundResponse } from '../outbound/outbound-client.js';
-import type { DestinationSender, RequestOutcome } from './destination-sender.js';
+import type { DestinationTransport, RequestOutcome } from './destination-transport.js';
 import { DISCORD_MAX_CONTENT, splitText } from './message-parts.js';
 import {
   describeAnswer,
@@ -16,7 +16,7 @@ import {
  * `discord`: the webhook URL with `wait=true` (so an error is answered, not dropped) and the
  * `thread_id` when given; `content` cut at 2000 characters, mentions of nobody parsed.
  */
-export const discordSender: DestinationSender = {
+export const discordTransport: DestinationTransport = {
   kind: 'discord',
   target({ settings, fields }) {
     const host = hostOf(settings.secret);

@@ -1,5 +1,5 @@
 import type { OutboundResponse } from '../outbound/outbound-client.js';
-import type { DestinationSender, RequestOutcome } from './destination-sender.js';
+import type { DestinationTransport, RequestOutcome } from './destination-transport.js';
 import { splitText, TELEGRAM_MAX_TEXT } from './message-parts.js';
 import {
   describeAnswer,
@@ -18,7 +18,7 @@ const FATAL_STATUSES = new Set([400, 401, 403, 404]);
  * `telegram`: the Bot API's `sendMessage`, plain text (no `parse_mode`), cut into messages of
  * at most 4096 UTF-16 units; the first answers the message `reply_to` names, when it names one.
  */
-export const telegramSender: DestinationSender = {
+export const telegramTransport: DestinationTransport = {
   kind: 'telegram',
   target: ({ fields }) =>
     fields.chat_id ? `Telegram sendMessage to chat ${fields.chat_id}` : null,

@@ -3,7 +3,7 @@ import type { JsonValue } from '../template/index.js';
 import type { DestinationKind, DestinationSettings } from './destination-schemas.js';
 
 /**
- * What one attempt to send a message to a destination came to, classified once by its sender:
+ * What one attempt to send a message to a destination came to, classified once by its transport:
  *
  * - `delivered`: the platform took every part of it;
  * - `retry`: worth trying again later, no earlier than `retryAfterMs` from now when the
@@ -31,7 +31,7 @@ export type RequestOutcome = (
 ) & { answer?: string };
 
 /**
- * What `sendToDestination` says of one attempt: its outcome, and where it went (the sender's
+ * What `sendToDestination` says of one attempt: its outcome, and where it went (the transport's
  * `target`), for Brain Logs.
  */
 export type DestinationOutcome = SendOutcome & { target: string | null };
@@ -48,8 +48,8 @@ export interface DestinationMessage {
   signingSecrets?: readonly string[];
 }
 
-/** What the senders send with. */
-export interface SenderDeps {
+/** What the transports send with. */
+export interface TransportDeps {
   /** For URLs admins typed in: refuses private addresses unless DELIVERY_ALLOW_PRIVATE. */
   client: OutboundClient;
   /** For SLACK_API_URL and TELEGRAM_API_URL: operator configuration, not SSRF-guarded. */
@@ -66,7 +66,7 @@ export interface SendRequest {
   /** Slack's `channel`, Telegram's `chat_id` ... rendered over the event's payload. */
   fields: Readonly<Record<string, string>>;
   message: DestinationMessage;
-  deps: SenderDeps;
+  deps: TransportDeps;
   /** Parts taken by earlier attempts. */
   partsDone: number;
   signal?: AbortSignal;
@@ -75,11 +75,11 @@ export interface SendRequest {
 
 /**
  * A destination kind: how one message becomes its platform's request(s), and what the
- * platform's answers mean. One small sender per kind; the delivery queue (every target, the
+ * platform's answers mean. One small transport per kind; the delivery queue (every target, the
  * reply URL too) and alerts call them through `sendToDestination` only, so a kind is one file
  * and one line in the table.
  */
-export interface DestinationSender {
+export interface DestinationTransport {
   readonly kind: DestinationKind;
   send(request: SendRequest): Promise<SendOutcome>;
   /**
