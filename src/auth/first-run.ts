@@ -7,7 +7,7 @@ import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 export const INITIAL_API_KEY_FILE = 'initial-api-key';
 
 export interface FirstRunServices {
-  config: Pick<Config, 'adminApiKey' | 'databaseUrl' | 'dataDir' | 'role'>;
+  config: Pick<Config, 'adminApiKey' | 'databaseUrl' | 'dataDir' | 'role' | 'ai' | 'delivery'>;
   apiKeys: ApiKeysService;
   readonly defaultWorkspaceId: string;
 }
@@ -35,6 +35,7 @@ export async function firstRunGuide(
         `  KEY=<the key>`,
       ],
       'This text is shown until the default workspace has an API key.',
+      onThisMachine(config),
     );
   }
   const file = resolve(join(config.dataDir, INITIAL_API_KEY_FILE));
@@ -48,10 +49,24 @@ export async function firstRunGuide(
       `  KEY=$(cat '${file}')`,
     ],
     'This text is shown on the first start only.',
+    onThisMachine(config),
   );
 }
 
-function guide(api: string, key: string[], when: string): string {
+/**
+ * A laptop's model (Ollama, vLLM) or receiver sits on a loopback or private address, which the
+ * service refuses by default: one switch lets them all, said before the first refusal.
+ */
+function onThisMachine(config: FirstRunServices['config']): string[] {
+  if (config.ai.providersAllowPrivate && config.delivery.allowPrivate) return [];
+  return [
+    '',
+    'A model or a receiver on this machine or network (Ollama, vLLM, a local test server)?',
+    'Start with ALLOW_PRIVATE_NETWORK=true to let providers, reply URLs and destinations reach them.',
+  ];
+}
+
+function guide(api: string, key: string[], when: string, local: string[]): string {
   const channel = {
     name: 'First channel',
     template: 'Write a one-line thank-you note to {{customer.name}} for order {{order.id}}.',
@@ -68,6 +83,7 @@ function guide(api: string, key: string[], when: string): string {
     `    -d '{"order":{"id":1042},"customer":{"name":"Ada"}}'`,
     '',
     `Brain Logs: ${api}/logs (sign in at ${api}/login). ${when}`,
+    ...local,
     '',
   ].join('\n');
 }

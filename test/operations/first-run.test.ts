@@ -24,6 +24,21 @@ describe('the first-run text', () => {
     expect(guide).toContain('KEY=<the key>');
   });
 
+  it('names the one switch for a model or a receiver on this machine, until it is set', async () => {
+    const refused = { ...app.ctx.config.ai, providersAllowPrivate: false };
+    const hint = 'Start with ALLOW_PRIVATE_NETWORK=true';
+    expect(
+      await guideWith({ adminApiKey: undefined, databaseUrl: 'memory://', ai: refused }),
+    ).toContain(hint);
+    const allowed = {
+      ai: { ...app.ctx.config.ai, providersAllowPrivate: true },
+      delivery: { ...app.ctx.config.delivery, allowPrivate: true },
+    };
+    expect(
+      await guideWith({ adminApiKey: undefined, databaseUrl: 'memory://', ...allowed }),
+    ).not.toContain(hint);
+  });
+
   it('says nothing when ADMIN_API_KEY is set', async () => {
     const guide = await guideWith({ adminApiKey: 'an-admin-key-of-enough-length' });
     expect(guide).toBeUndefined();
