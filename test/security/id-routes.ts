@@ -79,7 +79,7 @@ export const ID_ROUTES: IdRoute[] = [
   {
     route: 'post /api/v1/channels/{}/versions/{}/restore',
     parts: ['channel', 'version'],
-    answers: [notFound('This version')],
+    answers: [channel],
   },
   {
     route: 'post /api/v1/channels/{}/trials',
@@ -161,12 +161,12 @@ export const ID_ROUTES: IdRoute[] = [
     answers: [channel],
   },
   { route: 'get /channels/{}/trials/{}', parts: ['channel', 'trial'], answers: [channel, trial] },
-  // These two do not read the channel part of their path: the trial is promoted (discarded).
   ...['/promote', '/discard'].map((suffix): IdRoute => ({
     route: `post /channels/{}/trials/{}${suffix}`,
     parts: ['channel', 'trial'],
-    answers: [{ status: 303 }, trial],
+    answers: [channel, trial],
   })),
+  { route: 'post /channels/{}/destinations/new', parts: ['channel'], answers: [channel] },
   ...['', '/remove', '/test'].map((suffix): IdRoute => ({
     route: `post /channels/{}/destinations/{}${suffix}`,
     parts: ['channel', 'destination'],

@@ -277,7 +277,7 @@ describe('row ids in a path', () => {
     expect(walked.filter((route) => !served.includes(route))).toEqual([]);
   });
 
-  it.each(ID_ROUTES)('$route: a malformed id answers as an unknown one', async (walk) => {
+  it.each(ID_ROUTES)('$route: a malformed id is not found, and changes nothing', async (walk) => {
     const before = await snapshot();
     const problems: string[] = [];
     const [method = '', path = ''] = walk.route.split(' ');
