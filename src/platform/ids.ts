@@ -14,6 +14,12 @@ export const rowId = (message = 'must be an id') => z.string().regex(ROW_ID, mes
 /** The one check of an id in a path. */
 const pathIdSchema = rowId();
 
+/**
+ * Whether a value is a row id: for the ids a route reads itself (a form field, a query value, a
+ * path part it must check in its own order, as the receiver's after its token).
+ */
+export const isRowId = (value: unknown): value is string => pathIdSchema.safeParse(value).success;
+
 /** The id parameters of the API's and the panel's paths, each with what it names. */
 const PATH_IDS = {
   channelId: 'This channel',
@@ -40,12 +46,9 @@ export function idRouter(names: Partial<Record<PathIdName, readonly string[]>> =
   for (const [param, what] of Object.entries(PATH_IDS)) {
     const named = names[param as PathIdName] ?? [];
     router.param(param, (_req, _res, next, value: string) => {
-      if (!named.includes(value) && !pathIdSchema.safeParse(value).success) throw notFound(what);
+      if (!named.includes(value) && !isRowId(value)) throw notFound(what);
       next();
     });
   }
   return router;
 }
-
-/** Whether a path parameter read by hand (where a route orders its own checks) is a row id. */
-export const isRowId = (value: unknown): value is string => pathIdSchema.safeParse(value).success;
