@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { evaluateAlerts } from '../src/alerts/alert-evaluate.js';
+import { measureAlerts } from '../src/alerts/measure-alerts.js';
 import { migrate } from '../src/db/migrate.js';
 import { openPostgres } from '../src/db/postgres.js';
 import { createScratchDatabase, runSql } from './lib/scratch-database.js';
@@ -115,13 +115,13 @@ try {
   const { rows } = await db.query<{ pid: number }>('select pg_backend_pid() as pid');
   const pid = rows[0]!.pid;
   // The first runs record the rules' first changes and warm the caches.
-  for (let i = 0; i < 3; i++) await evaluateAlerts(db);
+  for (let i = 0; i < 3; i++) await measureAlerts(db);
   const wall: number[] = [];
   const cpu: number[] = [];
   for (let i = 0; i < runs; i++) {
     const cpuBefore = backendCpuMs(pid);
     const start = performance.now();
-    await evaluateAlerts(db);
+    await measureAlerts(db);
     wall.push(performance.now() - start);
     cpu.push(backendCpuMs(pid) - cpuBefore);
   }

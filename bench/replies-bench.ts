@@ -195,13 +195,16 @@ async function deliveryThroughput(count: number): Promise<void> {
     const channelId = (await client.query(`select id from channels order by id desc limit 1`))
       .rows[0].id as string;
     const secret = `whsec_${Buffer.from('hookprompt-bench-reply-secret-32b').toString('base64')}`;
-    await client.query(`update channels set reply_url = $2, reply_secret = $3 where id = $1`, [
-      channelId,
-      receiverUrl,
-      secret,
-    ]);
+    await client.query(
+      `with reply as (
+         insert into destinations (channel_id, role, kind, url)
+         values ($1, 'reply_url', 'webhook', $2)
+       )
+       update channels set reply_secret = $3 where id = $1`,
+      [channelId, receiverUrl, secret],
+    );
     webhook = new Webhook(secret);
-    // N events, finished in one statement: the trigger of migrations/0008 creates N deliveries.
+    // N events, finished in one statement: the completion trigger (migrations/0045) creates N deliveries.
     await client.query(
       `insert into events (workspace_id, channel_id, status, payload, prompt, reply, attempts)
        select workspace_id, id, 'processing', $2, 'Order 1', 'A reply', 1

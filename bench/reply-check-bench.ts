@@ -2,7 +2,7 @@
  * What checking a reply against a channel's JSON Schema costs, and what it does to the server.
  *
  * 1. The hot path: µs per check of a typical schema and reply, on the main thread as the
- *    service once did (Ajv, compiled once), and through `replyProblem` on the schema threads,
+ *    service once did (Ajv, compiled once), and through `replyProblem` in the schema checkers,
  *    one check at a time and 16 at once.
  * 2. A pattern that backtracks: a server process, with an event-loop delay monitor preloaded,
  *    checks replies of `--a` letters `a` against `^(a+)+$`, first without the `!` (they fit at
@@ -11,7 +11,7 @@
  *
  * Run with `npm run bench:reply-check -- [--a 40] [--events 3] [--main path/to/main.ts]
  * [--database postgres://...] [--only hot-path|server]`. `--main` runs another checkout's
- * server, e.g. one from before the schema threads; the embedded database, the default, runs its
+ * server, e.g. one from before the schema checkers; the embedded database, the default, runs its
  * queries on the event loop, so its delays show too.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { replyProblem } from '../src/ai/reply-check.js';
-import { firstSchemaError, replyValidator } from '../src/ai/reply-schema.js';
+import { firstSchemaError, replyValidator } from '../src/reply-schema/reply-validator.js';
 import { startServer, type ServerProcess } from './lib/server-process.js';
 
 const { values: args } = parseArgs({
@@ -58,8 +58,8 @@ async function hotPath(): Promise<void> {
     return validate(JSON.parse(orderReply)) ? undefined : firstSchemaError(validate);
   };
   const format = { json_schema: orderSchema };
-  const inThreads = () => replyProblem(orderReply, format);
-  if (onMainThread() !== undefined || (await inThreads()) !== undefined) {
+  const inCheckers = () => replyProblem(orderReply, format);
+  if (onMainThread() !== undefined || (await inCheckers()) !== undefined) {
     throw new Error('the sample reply should fit its schema');
   }
   const rounds = 20_000;
@@ -73,8 +73,8 @@ async function hotPath(): Promise<void> {
   };
   console.log('hot path, µs per check of a typical schema and a 170-byte reply:');
   console.log(`  main thread (before):         ${(await perCheck(onMainThread, 1)).toFixed(1)}`);
-  console.log(`  schema threads, 1 at a time:  ${(await perCheck(inThreads, 1)).toFixed(1)}`);
-  console.log(`  schema threads, 16 at once:   ${(await perCheck(inThreads, 16)).toFixed(1)}`);
+  console.log(`  schema checkers, 1 at a time: ${(await perCheck(inCheckers, 1)).toFixed(1)}`);
+  console.log(`  schema checkers, 16 at once:  ${(await perCheck(inCheckers, 16)).toFixed(1)}`);
 }
 
 /** A chat-completions server whose every answer is `content`. */

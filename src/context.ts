@@ -1,6 +1,5 @@
 import { join } from 'node:path';
-import { createAlertsEvaluator } from './alerts/create-alerts-evaluator.js';
-import type { AlertsEvaluator } from './alerts/alerts-evaluator.js';
+import { createAlertsEvaluator, type AlertsEvaluator } from './alerts/alerts-evaluator.js';
 import { AlertsService } from './alerts/alerts-service.js';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';

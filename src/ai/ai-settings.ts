@@ -5,8 +5,8 @@ import {
   guardSettingsInputShape,
   type GuardSettings,
 } from '../guardrails/guard-settings.js';
-import { replySchemas } from './reply-schema-threads.js';
-import { schemaLimitProblem } from './schema-limits.js';
+import { replySchemas } from '../reply-schema/checker-pool.js';
+import { schemaLimitProblem } from '../reply-schema/schema-limits.js';
 
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
@@ -77,7 +77,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   ...DEFAULT_GUARD_SETTINGS,
 });
 
-// Compiled on a schema thread, so the parse is asynchronous: parse bodies with an `ai` member
+// Compiled in a schema checker off the event loop, so the parse is asynchronous: parse bodies with an `ai` member
 // with parseAsync / safeParseAsync.
 const jsonSchema = z
   .union([z.record(z.string(), z.unknown()), z.boolean()])

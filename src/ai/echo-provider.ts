@@ -1,6 +1,6 @@
 import { asksForJson } from './ai-settings.js';
 import { AiError, type AiProvider, type AiRequest } from './ai-provider.js';
-import { replySchemas } from './reply-schema-threads.js';
+import { replySchemas } from '../reply-schema/checker-pool.js';
 
 /** Long prompts are cut in the echo so a stand-in reply never doubles a large event's size. */
 const ECHO_LIMIT = 2000;
@@ -56,7 +56,7 @@ function echoText(request: AiRequest, model: string | null): string {
   return `[echo stand-in — no AI model configured]${report} You wrote: ${prompt}`;
 }
 
-/** A sample reply for the schema, made on a schema thread (a schema can make it slow to make). */
+/** A sample reply for the schema, made in a schema checker (a schema can make it slow to make). */
 async function sampleFor(
   schema: Record<string, unknown> | boolean,
   prompt: string,

@@ -1,4 +1,4 @@
-import { shownNotify } from './alert-notify.js';
+import { shownNotify } from './notify-destination.js';
 import type { AlertChangeRow, AlertRow } from './alerts-repo.js';
 
 export interface AlertJson {

@@ -1,10 +1,14 @@
 import type { Database } from '../db/database.js';
+import { createSenderDeps } from '../destinations/sender-deps.js';
+import type { Config } from '../platform/config.js';
 import type { Logger } from '../platform/logger.js';
 import { PeriodicTask } from '../platform/periodic-task.js';
-import type { QueueSettings } from '../queue/queue-settings.js';
-import { evaluateAlerts } from './alert-evaluate.js';
-import type { NotifierDeps } from './alert-notifier.js';
-import { AlertNotifications } from './alert-notifications.js';
+import { queueSettings, queueWorkerId, type QueueSettings } from '../queue/queue-settings.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import type { AlertsService } from './alerts-service.js';
+import { measureAlerts } from './measure-alerts.js';
+import type { NotifierDeps } from './send-notification.js';
+import { AlertNotifications } from './notification-queue.js';
 
 export interface AlertsEvaluatorOptions extends NotifierDeps, QueueSettings {
   senders: NotifierDeps['senders'] & { close(): void };
@@ -41,7 +45,7 @@ export class AlertsEvaluator {
       intervalMs: options.intervalMs,
       failure: 'evaluating alerts failed; trying again next interval',
       run: async () => {
-        const changed = await evaluateAlerts(options.db);
+        const changed = await measureAlerts(options.db);
         const sent = await this.notifications.sendDue(() => this.stopped);
         return { changed, sent };
       },
@@ -67,4 +71,27 @@ export class AlertsEvaluator {
     await this.notifications.stop();
     this.options.senders.close();
   }
+}
+
+/**
+ * The alerts' evaluator as configured. Notifications go out through the destinations' senders,
+ * as channel destinations do: the same timeout and lease, and the same address policy
+ * (DELIVERY_ALLOW_PRIVATE) for URLs admins typed in.
+ */
+export function createAlertsEvaluator(
+  ctx: { config: Config; db: Database; log: Logger; alerts: AlertsService; secrets: SecretBox },
+  overrides: Partial<AlertsEvaluatorOptions> = {},
+): AlertsEvaluator {
+  const { config } = ctx;
+  return new AlertsEvaluator({
+    db: ctx.db,
+    log: ctx.log,
+    senders: createSenderDeps(config.delivery),
+    secrets: ctx.secrets,
+    alertSecret: ctx.alerts.alertSecret,
+    intervalMs: config.alertIntervalMs,
+    ...queueSettings(config, 'send'),
+    workerId: queueWorkerId('alerts'),
+    ...overrides,
+  });
 }

@@ -2,7 +2,7 @@ import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { storedForm } from '../secrets/secret-values.js';
 import type { AlertState, NotificationState } from './alert-states.js';
-import type { StoredNotify } from './alert-notify.js';
+import type { StoredNotify } from './notify-destination.js';
 import type { AlertCondition } from './alert-schemas.js';
 
 export interface AlertRow {

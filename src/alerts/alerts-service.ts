@@ -11,9 +11,14 @@ import { newSigningSecret } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl } from '../secrets/secret-values.js';
 import { toAlertChange, toAlertJson, type AlertChange, type AlertJson } from './alert-object.js';
-import { keepsSecret, missingSecret, toStoredNotify, type StoredNotify } from './alert-notify.js';
+import {
+  keepsSecret,
+  missingSecret,
+  toStoredNotify,
+  type StoredNotify,
+} from './notify-destination.js';
 import type { AlertCondition, AlertNotify, CreateAlert, UpdateAlert } from './alert-schemas.js';
-import { describeFailure, notify, testNotification } from './alert-notifier.js';
+import { describeFailure, notify, testNotification } from './send-notification.js';
 import * as repo from './alerts-repo.js';
 import { requireRoom } from '../workspaces/workspace-limits.js';
 

@@ -7,7 +7,10 @@
 export const DELIVERY_FILTERS = ['failed', 'held', 'pending', 'delivered', 'none'] as const;
 export type DeliveryFilter = (typeof DELIVERY_FILTERS)[number];
 
-/** The reply URL's messages, as a target of the filter (a destination is named by its id). */
+/**
+ * The reply URL's messages (those without a destination_id: the channel has one reply URL), as
+ * a target of the filter; a destination is named by its id.
+ */
 export const REPLY_URL_TARGET = 'reply_url';
 
 export interface DeliveryCondition {
@@ -25,9 +28,10 @@ type Param = (value: unknown) => string;
 
 /** Whether the message's target takes deliveries now: when not, a waiting message is held. */
 const TARGET_ON = `case when deliveries.destination_id is null
-    then exists (select 1 from channels where channels.id = deliveries.channel_id
-                   and channels.reply_enabled and channels.reply_url is not null
-                   and channels.deleted_at is null)
+    then exists (select 1 from channels join destinations reply
+                   on reply.channel_id = channels.id and reply.role = 'reply_url'
+                 where channels.id = deliveries.channel_id and channels.deleted_at is null
+                   and reply.enabled and reply.url is not null)
     else exists (select 1 from destinations where destinations.id = deliveries.destination_id
                    and destinations.enabled) end`;
 

@@ -2,7 +2,6 @@ import type { AiSettings } from '../ai/ai-settings.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { storedForm } from '../secrets/secret-values.js';
 import type { SenderChanges, StoredSenderSettings } from './sender-changes.js';
 import type { DedupSettings, VerificationSettings } from './sender-settings.js';
 
@@ -22,11 +21,8 @@ export interface ChannelRow {
   /** Whether a verification secret is stored; the secret itself is never read here. */
   secret_set: boolean;
   allowed_ips: string[];
+  allowed_origins: string[];
   dedup: DedupSettings;
-  /** As stored: sealed when it holds credentials or a query string. */
-  reply_url: string | null;
-  reply_enabled: boolean;
-  reply_disabled_reason: string | null;
   accept_when: Condition[];
   /** The current version of the template and AI settings (channel_versions). */
   version: number;
@@ -35,8 +31,8 @@ export interface ChannelRow {
 }
 
 const COLUMNS = `id, workspace_id, name, template, enabled, ai, webhook_token, webhook_token_hash,
-  verification, verification_secret is not null as secret_set, allowed_ips, dedup,
-  reply_url, reply_enabled, reply_disabled_reason, accept_when, version, created_at, updated_at`;
+  verification, verification_secret is not null as secret_set, allowed_ips, allowed_origins,
+  dedup, accept_when, version, created_at, updated_at`;
 
 /**
  * Keeps the version a statement's `inserted` or `updated` row has, whole; a version already kept
@@ -73,13 +69,11 @@ export async function insertChannel(
     `with inserted as (
      insert into channels (workspace_id, name, template, enabled, webhook_token, webhook_token_hash,
                            verification, verification_secret, allowed_ips, dedup,
-                           reply_url, reply_enabled, reply_secret, ai, accept_when)
+                           reply_secret, ai, accept_when, allowed_origins)
      values ($1, $2, $3, $4, $5, $6,
              coalesce($7::jsonb, '{"scheme": "none"}'), $8, coalesce($9::text[], '{}'),
              coalesce($10::jsonb, '{"mode": "auto", "window_s": 86400}'),
-             $11::text, coalesce($12::boolean, true),
-             case when $11::text is not null or $16::boolean then $13::text end,
-             $14, $15)
+             case when $12::boolean then $11::text end, $13, $14, coalesce($15::text[], '{}'))
      returning ${COLUMNS}
      ), ${RECORD_VERSION_INSERTED}
      select * from inserted`,
@@ -94,12 +88,11 @@ export async function insertChannel(
       secrets.seal(senders.secret),
       senders.allowedIps ?? null,
       senders.dedup ? JSON.stringify(senders.dedup) : null,
-      storedForm(secrets, 'url', channel.reply.url),
-      channel.reply.enabled ?? null,
       secrets.seal(channel.reply.secret),
+      channel.reply.signing,
       JSON.stringify(channel.ai),
       JSON.stringify(channel.acceptWhen),
-      channel.reply.signing ?? false,
+      senders.allowedOrigins ?? null,
     ],
   );
   return rows[0] as ChannelRow;
@@ -128,14 +121,15 @@ export async function findChannel(
   return rows[0];
 }
 
-/** Reply delivery settings to write; `url` undefined leaves the URL, null removes it. */
+/**
+ * The channel's signing secret, which its reply URL and its `webhook` destinations sign with
+ * (the URLs themselves are the destinations room's).
+ */
 export interface ReplyChanges {
-  url?: string | null;
-  enabled?: boolean;
-  /** Becomes the signing secret if the channel gets a URL and has no secret yet. */
+  /** Becomes the signing secret if `signing` and the channel has no secret yet. */
   secret: string;
-  /** A destination of kind `webhook` signs with the channel's secret: make one if missing. */
-  signing?: boolean;
+  /** The channel gets a reply URL or a `webhook` destination: make a secret if missing. */
+  signing: boolean;
 }
 
 export interface ChannelChanges {
@@ -181,18 +175,15 @@ export async function updateChannel(
        verification = coalesce($6::jsonb, verification),
        verification_secret = coalesce($7, verification_secret),
        allowed_ips = coalesce($8::text[], allowed_ips),
+       allowed_origins = coalesce($14::text[], allowed_origins),
        dedup = coalesce($9::jsonb, dedup),
-       reply_url = case when $10::boolean then $11::text else reply_url end,
-       reply_enabled = coalesce($12::boolean, reply_enabled),
-       -- the reason explains an automatic switch-off; an admin's own choice replaces it
-       reply_disabled_reason = case when $12::boolean is null then reply_disabled_reason end,
-       reply_secret = case when $11::text is not null or $16::boolean
-         then coalesce(reply_secret, $13::text) else reply_secret end,
-       ai = coalesce($14::jsonb, ai),
-       accept_when = coalesce($15::jsonb, accept_when),
+       reply_secret = case when $11::boolean
+         then coalesce(reply_secret, $10::text) else reply_secret end,
+       ai = coalesce($12::jsonb, ai),
+       accept_when = coalesce($13::jsonb, accept_when),
        -- a change of the template or of any AI member makes the next version; others do not
        version = case when coalesce($4, template) is distinct from template
-                        or coalesce($14::jsonb, ai) is distinct from ai
+                        or coalesce($12::jsonb, ai) is distinct from ai
                       then version + 1 else version end,
        updated_at = now()
      where workspace_id = $1 and id = $2 and deleted_at is null
@@ -209,29 +200,14 @@ export async function updateChannel(
       secrets.seal(senders?.secret),
       senders?.allowedIps ?? null,
       senders?.dedup ? JSON.stringify(senders.dedup) : null,
-      changes.reply.url !== undefined,
-      storedForm(secrets, 'url', changes.reply.url),
-      changes.reply.enabled ?? null,
       secrets.seal(changes.reply.secret),
+      changes.reply.signing,
       changes.ai === undefined ? null : JSON.stringify(changes.ai),
       changes.acceptWhen === undefined ? null : JSON.stringify(changes.acceptWhen),
-      changes.reply.signing ?? false,
+      senders?.allowedOrigins ?? null,
     ],
   );
   return rows[0];
-}
-
-/** The channel's reply URL as stored (sealed when it holds a secret), or null. */
-export async function findReplyUrl(
-  db: Queryable,
-  workspaceId: string,
-  id: string,
-): Promise<string | null> {
-  const { rows } = await db.query<{ reply_url: string | null }>(
-    `select reply_url from channels where workspace_id = $1 and id = $2 and deleted_at is null`,
-    [workspaceId, id],
-  );
-  return rows[0]?.reply_url ?? null;
 }
 
 /** Gives the channel a new token; `previous_token_hash` is the hash of the URL it replaced. */

@@ -2,7 +2,12 @@ import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
 import { acceptWhenSchema } from '../conditions/condition-schemas.js';
 import { destinationsSchema } from '../destinations/destination-schemas.js';
-import { allowedIpsSchema, dedupSchema, verificationSchema } from './sender-schemas.js';
+import {
+  allowedIpsSchema,
+  allowedOriginsSchema,
+  dedupSchema,
+  verificationSchema,
+} from './sender-schemas.js';
 
 const name = z.string().trim().min(1, 'must not be empty').max(200);
 // An empty template is allowed: its events are kept and end `skipped` without an AI call.
@@ -29,6 +34,7 @@ export const createChannelSchema = z.strictObject({
   enabled: z.boolean().optional(),
   verification: verificationSchema.optional(),
   allowed_ips: allowedIpsSchema.optional(),
+  allowed_origins: allowedOriginsSchema.optional(),
   dedup: dedupSchema.optional(),
   reply_delivery: replyDelivery.optional(),
   ai: aiSettingsInputSchema.nullish(),

@@ -11,9 +11,12 @@ import type { Database, Queryable } from '../db/database.js';
 import { notFound, invalidField } from '../platform/errors.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { keptUrl, shownUrl } from '../secrets/secret-values.js';
 import type { DestinationInput } from '../destinations/destination-schemas.js';
-import type { DestinationJson, DestinationsService } from '../destinations/destinations-service.js';
+import type {
+  DestinationJson,
+  DestinationsService,
+  ReplyDelivery,
+} from '../destinations/destinations-service.js';
 import { newSigningSecret } from '../platform/secrets.js';
 import { channelStats, type ChannelStats } from './channel-stats-repo.js';
 import * as repo from './channels-repo.js';
@@ -39,14 +42,11 @@ export interface Channel {
     secret_set: boolean;
   };
   allowed_ips: string[];
+  /** Web pages' origins that may post to the webhook URL from a browser (CORS); ['*'] for any. */
+  allowed_origins: string[];
   dedup: DedupSettings;
   /** Where finished events are POSTed (Standard Webhooks, signed with the reply secret). */
-  reply_delivery: {
-    url: string | null;
-    enabled: boolean;
-    /** Why delivery was turned off automatically (the receiver answered 410), else null. */
-    disabled_reason: string | null;
-  };
+  reply_delivery: ReplyDelivery;
   /** Conditions a payload must meet to be answered; others are stored `filtered`. */
   accept_when: Condition[];
   /** The current version of `template` and `ai` (1 at creation). */
@@ -93,17 +93,27 @@ export class ChannelsService {
     return `${this.options.publicBaseUrl}/hooks/${token}`;
   }
 
-  /** The channels as the API shows them, each with its destinations. */
+  /** The channels as the API shows them, each with its reply URL and destinations. */
   private async toChannels(rows: repo.ChannelRow[]): Promise<Channel[]> {
-    const destinations = await this.options.destinations.ofChannels(rows.map((row) => row.id));
-    return rows.map((row) => this.toChannel(row, destinations.get(row.id) ?? []));
+    const ids = rows.map((row) => row.id);
+    const [replies, destinations] = await Promise.all([
+      this.options.destinations.replyDeliveries(ids),
+      this.options.destinations.ofChannels(ids),
+    ]);
+    return rows.map((row) =>
+      this.toChannel(row, replies.get(row.id) as ReplyDelivery, destinations.get(row.id) ?? []),
+    );
   }
 
   private async withDestinations(row: repo.ChannelRow): Promise<Channel> {
     return (await this.toChannels([row]))[0] as Channel;
   }
 
-  private toChannel(row: repo.ChannelRow, destinations: DestinationJson[]): Channel {
+  private toChannel(
+    row: repo.ChannelRow,
+    replyDelivery: ReplyDelivery,
+    destinations: DestinationJson[],
+  ): Channel {
     return {
       id: row.id,
       name: row.name,
@@ -113,12 +123,9 @@ export class ChannelsService {
       webhook_url: this.webhookUrl(this.secrets.open(row.webhook_token)),
       verification: { ...row.verification, secret_set: row.secret_set },
       allowed_ips: row.allowed_ips,
+      allowed_origins: row.allowed_origins,
       dedup: row.dedup,
-      reply_delivery: {
-        url: row.reply_url === null ? null : shownUrl(this.secrets.open(row.reply_url)),
-        enabled: row.reply_enabled,
-        disabled_reason: row.reply_disabled_reason,
-      },
+      reply_delivery: replyDelivery,
       accept_when: row.accept_when ?? [],
       version: row.version,
       destinations,
@@ -143,13 +150,15 @@ export class ChannelsService {
       acceptWhen: input.accept_when ?? [],
     };
     const names = namedProviders(ai);
-    const destinations = input.destinations;
+    const { destinations, reply_delivery } = input;
     const row =
-      names.every((name) => name === DEFAULT_PROVIDER) && !destinations?.length
+      names.every((name) => name === DEFAULT_PROVIDER) && !destinations?.length && !reply_delivery
         ? await repo.insertChannel(this.db, this.secrets, channel)
         : await this.db.transaction(async (tx) => {
             await this.options.requireProviders(tx, workspaceId, names);
             const inserted = await repo.insertChannel(tx, this.secrets, channel);
+            if (reply_delivery)
+              await this.options.destinations.writeReplyDelivery(tx, inserted.id, reply_delivery);
             if (destinations)
               await this.options.destinations.replace(tx, inserted.id, destinations);
             return inserted;
@@ -184,6 +193,7 @@ export class ChannelsService {
     const {
       verification,
       allowed_ips,
+      allowed_origins,
       dedup,
       reply_delivery,
       ai,
@@ -194,16 +204,11 @@ export class ChannelsService {
     const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
     const reply = await this.replyChanges(reply_delivery, destinations);
     const write = async (db: Queryable) => {
-      // The URL as read back (without its password) keeps the stored one.
-      if (reply.url) {
-        const stored = await repo.findReplyUrl(db, workspaceId, id);
-        reply.url = keptUrl(reply.url, stored && this.secrets.open(stored));
-      }
       let senders;
-      if (verification || allowed_ips || dedup) {
+      if (verification || allowed_ips || allowed_origins || dedup) {
         const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
         if (!stored) throw notFound('This channel');
-        senders = senderChanges(stored, { verification, allowed_ips, dedup });
+        senders = senderChanges(stored, { verification, allowed_ips, allowed_origins, dedup });
       }
       let merged: AiSettings | undefined;
       if (ai !== undefined) {
@@ -220,11 +225,13 @@ export class ChannelsService {
         ai: merged,
         acceptWhen,
       });
+      if (row && reply_delivery)
+        await this.options.destinations.writeReplyDelivery(db, row.id, reply_delivery);
       if (row && destinations) await this.options.destinations.replace(db, row.id, destinations);
       return row;
     };
     const row =
-      ai === undefined && destinations === undefined
+      ai === undefined && destinations === undefined && reply_delivery === undefined
         ? await write(this.db)
         : await this.db.transaction(write);
     if (row) this.options.onChanged?.(row.webhook_token_hash);
@@ -251,8 +258,9 @@ export class ChannelsService {
         throw invalidField('reply_delivery.url', message);
       }
     }
-    const signing = destinations?.some((destination) => destination.kind === 'webhook');
-    return { url, enabled: change?.enabled, secret: newSigningSecret(), signing };
+    // The reply URL and `webhook` destinations sign with the channel's secret: made when needed.
+    const signing = !!url || !!destinations?.some((destination) => destination.kind === 'webhook');
+    return { secret: newSigningSecret(), signing };
   }
 
   /** The channel's versions, newest first. */
@@ -292,7 +300,7 @@ export class ChannelsService {
       return repo.updateChannel(tx, this.secrets, workspaceId, id, {
         template,
         ai,
-        reply: { secret: newSigningSecret() },
+        reply: { secret: newSigningSecret(), signing: false },
       });
     });
     if (row) this.options.onChanged?.(row.webhook_token_hash);

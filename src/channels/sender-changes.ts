@@ -24,6 +24,7 @@ export interface SenderChanges {
   /** A new verification secret; absent keeps the stored one. */
   secret?: string;
   allowedIps?: string[];
+  allowedOrigins?: string[];
   dedup?: DedupSettings;
 }
 
@@ -34,15 +35,23 @@ export const NEW_CHANNEL_SENDERS: StoredSenderSettings = {
 };
 
 /**
- * Applies `verification`, `allowed_ips` and `dedup` of a request to what is stored, refusing
+ * Applies `verification`, `allowed_ips`, `allowed_origins` and `dedup` of a request to what is stored, refusing
  * combinations the receiver could never satisfy (a scheme without a secret, a dedup mode
  * without its field) with a 400 naming the member, like any other invalid field.
  */
 export function senderChanges(
   stored: StoredSenderSettings,
-  input: { verification?: VerificationInput; allowed_ips?: string[]; dedup?: DedupInput },
+  input: {
+    verification?: VerificationInput;
+    allowed_ips?: string[];
+    allowed_origins?: string[];
+    dedup?: DedupInput;
+  },
 ): SenderChanges {
-  const changes: SenderChanges = { allowedIps: input.allowed_ips };
+  const changes: SenderChanges = {
+    allowedIps: input.allowed_ips,
+    allowedOrigins: input.allowed_origins,
+  };
   const problems: { path: string[]; message: string }[] = [];
 
   if (input.verification) {

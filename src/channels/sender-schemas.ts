@@ -69,6 +69,44 @@ export const allowedIpsSchema = z
   )
   .max(100, 'must list at most 100 addresses or ranges');
 
+/** The most origins a channel lists; past that, `["*"]` says what is meant. */
+export const MAX_ALLOWED_ORIGINS = 20;
+
+/**
+ * `allowed_origins`: web pages' origins written as a browser's `Origin` header has them, kept in
+ * that form (scheme and host in lower case, no default port) so the receiver compares exactly;
+ * or `["*"]` alone for any page.
+ */
+export const allowedOriginsSchema = z
+  .array(
+    z
+      .string()
+      .trim()
+      .transform((entry, ctx) => {
+        const origin = entry === '*' ? entry : browserOrigin(entry);
+        if (origin === undefined)
+          ctx.addIssue({
+            code: 'custom',
+            message: 'must be an origin such as https://shop.example.com (no path), or "*"',
+          });
+        return origin ?? entry;
+      }),
+  )
+  .max(MAX_ALLOWED_ORIGINS, `must list at most ${MAX_ALLOWED_ORIGINS} origins`)
+  .refine((origins) => !origins.includes('*') || origins.length === 1, {
+    error: 'must be ["*"] alone to let any page send',
+  });
+
+/** `http(s)://host[:port]` as browsers send it in `Origin`, or undefined for anything else. */
+export function browserOrigin(text: string): string | undefined {
+  if (!/^https?:\/\/[^/?#@\\]+$/i.test(text)) return undefined;
+  try {
+    return new URL(text).origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /** `dedup` of a create or PATCH body; members left out keep their value (or default). */
 export const dedupSchema = z.strictObject({
   mode: z.enum(DEDUP_MODES).optional(),

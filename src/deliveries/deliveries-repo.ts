@@ -18,8 +18,10 @@ export interface DeliveryRow {
 const DELIVERY_COLUMNS = `deliveries.id, deliveries.event_id, deliveries.webhook_id,
   deliveries.state, deliveries.attempts, deliveries.last_status, deliveries.last_error,
   deliveries.delivered_at, deliveries.created_at,
-  (channels.reply_enabled and channels.reply_url is not null and channels.deleted_at is null)
-    as channel_delivery_on`;
+  (channels.deleted_at is null and exists (
+    select 1 from destinations reply
+    where reply.channel_id = channels.id and reply.role = 'reply_url' and reply.enabled
+      and reply.url is not null)) as channel_delivery_on`;
 
 /** The newest delivery of each of these events (an event replayed has one per outcome). */
 export async function latestDeliveries(

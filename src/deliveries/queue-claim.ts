@@ -38,9 +38,9 @@ export interface ClaimedDelivery {
  * - `due_at` (generated, migrations/0008) is a pending delivery's `run_at` or a sending one's
  *   `locked_until`: one condition finds due messages and messages whose worker died mid-send,
  *   which go out again with the same webhook-id.
- * - Only channels whose delivery is on: messages of a channel that answered 410, was turned off
- *   or lost its URL stay pending ("held") and go out once it is on again; the same for a
- *   destination turned off.
+ * - Only channels whose reply URL (their `destinations` row of role `reply_url`, migrations/0045)
+ *   is on: messages of a channel that answered 410, was turned off or lost its URL stay pending
+ *   ("held") and go out once it is on again; the same for a destination turned off.
  * - A message to a destination waits while an earlier message of its thread to the same
  *   destination is unsent (pending, retrying or being sent): a thread's messages arrive in
  *   event order (the events of a thread finish one after the other, so ids follow it).
@@ -68,10 +68,10 @@ export async function claimDeliveries(
        where deliveries.state in ('pending', 'sending') and deliveries.due_at <= now()
          and case when deliveries.destination_id is null
            then exists (
-             select 1 from channels
-             where channels.id = deliveries.channel_id and channels.deleted_at is null
-               and channels.reply_enabled and channels.reply_url is not null
-               and channels.reply_secret is not null)
+             select 1 from destinations reply join channels on channels.id = reply.channel_id
+             where reply.channel_id = deliveries.channel_id and reply.role = 'reply_url'
+               and reply.enabled and reply.url is not null
+               and channels.deleted_at is null and channels.reply_secret is not null)
            else exists (
                select 1 from destinations join channels on channels.id = destinations.channel_id
                where destinations.id = deliveries.destination_id and destinations.enabled
@@ -94,7 +94,10 @@ export async function claimDeliveries(
      from next, channels
      where deliveries.id = next.id and channels.id = deliveries.channel_id
      returning deliveries.id, deliveries.event_id, channels.workspace_id, deliveries.webhook_id,
-       deliveries.type, deliveries.message, deliveries.attempts, channels.reply_url as url,
+       deliveries.type, deliveries.message, deliveries.attempts,
+       (select reply.url from destinations reply
+        where deliveries.destination_id is null and reply.channel_id = deliveries.channel_id
+          and reply.role = 'reply_url') as url,
        channels.reply_secret as secret,
        case when channels.reply_previous_until > now() then channels.reply_previous_secret end
          as previous_secret,

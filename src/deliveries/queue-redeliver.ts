@@ -23,8 +23,10 @@ export async function redeliver(
                             where event_id = $2 and destination_id is null)
        and channels.id = deliveries.channel_id and channels.workspace_id = $1
        and (deliveries.state = 'failed'
-         or (deliveries.state = 'pending' and not (channels.reply_enabled
-           and channels.reply_url is not null and channels.deleted_at is null)))`,
+         or (deliveries.state = 'pending' and not (channels.deleted_at is null and exists (
+           select 1 from destinations reply
+           where reply.channel_id = channels.id and reply.role = 'reply_url' and reply.enabled
+             and reply.url is not null))))`,
     [workspaceId, eventId],
   );
   const destinations = await redeliverToDestinations(db, workspaceId, eventId);

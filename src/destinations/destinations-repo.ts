@@ -19,14 +19,15 @@ export interface DestinationRow {
 const COLUMNS = `id, channel_id, kind, enabled, conditions, message, url, fields,
   secret is not null as secret_set`;
 
-/** The destinations of these channels, each channel's in its order. */
+/** The destinations of these channels, each channel's in its order (its reply URL is not one). */
 export async function destinationsOfChannels(
   db: Queryable,
   channelIds: readonly string[],
 ): Promise<DestinationRow[]> {
   if (channelIds.length === 0) return [];
   const { rows } = await db.query<DestinationRow>(
-    `select ${COLUMNS} from destinations where channel_id = any($1::bigint[])
+    `select ${COLUMNS} from destinations
+     where channel_id = any($1::bigint[]) and role = 'destination'
      order by channel_id, position`,
     [channelIds],
   );
@@ -48,7 +49,8 @@ export interface DestinationWrite {
 /**
  * Makes the channel's list these entries, in their order: entries with an id are updated (a
  * secret left undefined is kept), the others created, and the channel's other destinations
- * deleted (their pending messages with them). Run inside the caller's transaction.
+ * deleted (their pending messages with them); its reply URL is left as it is. Run inside the
+ * caller's transaction.
  */
 export async function replaceDestinations(
   db: Queryable,
@@ -57,7 +59,8 @@ export async function replaceDestinations(
 ): Promise<void> {
   const kept = entries.flatMap((entry) => (entry.id ? [entry.id] : []));
   await db.query(
-    `delete from destinations where channel_id = $1 and not (id = any($2::bigint[]))`,
+    `delete from destinations
+     where channel_id = $1 and role = 'destination' and not (id = any($2::bigint[]))`,
     [channelId, kept],
   );
   for (const [position, entry] of entries.entries()) {
@@ -77,7 +80,7 @@ export async function replaceDestinations(
         `update destinations set position = $2, kind = $3, enabled = $4, conditions = $5::jsonb,
            message = $6, url = $7, fields = $8::jsonb, secret = coalesce($9, secret),
            updated_at = now()
-         where channel_id = $1 and id = $10`,
+         where channel_id = $1 and id = $10 and role = 'destination'`,
         [...values, entry.id],
       );
     else

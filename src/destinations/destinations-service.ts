@@ -35,6 +35,23 @@ export interface DestinationJson {
   [field: string]: unknown;
 }
 
+/** A channel's `reply_delivery` as the API shows it: the URL without its password. */
+export interface ReplyDelivery {
+  url: string | null;
+  enabled: boolean;
+  /** Why delivery was turned off automatically (the receiver answered 410), else null. */
+  disabled_reason: string | null;
+}
+
+/** A change of `reply_delivery`: `url` undefined leaves the URL, null removes it. */
+export interface ReplyDeliveryChange {
+  url?: string | null;
+  enabled?: boolean;
+}
+
+/** A channel that never had a reply URL: none, and delivery on for the one it gets. */
+const NO_REPLY_URL: ReplyDelivery = { url: null, enabled: true, disabled_reason: null };
+
 /** How long a replaced reply secret keeps signing messages next to the new one. */
 export const ROTATION_OVERLAP_HOURS = 24;
 
@@ -136,6 +153,41 @@ export class DestinationsService {
     for (const row of rows)
       byChannel.get(row.channel_id)?.push(toJson(row, row.url && this.secrets.open(row.url)));
     return byChannel;
+  }
+
+  /** The `reply_delivery` of each of these channels. */
+  async replyDeliveries(channelIds: readonly string[]): Promise<Map<string, ReplyDelivery>> {
+    const rows = await replyUrl.replyUrlsOfChannels(this.db, channelIds);
+    const byChannel = new Map(channelIds.map((id) => [id, { ...NO_REPLY_URL }]));
+    for (const row of rows)
+      byChannel.set(row.channel_id, {
+        url: row.url === null ? null : shownUrl(this.secrets.open(row.url)),
+        enabled: row.enabled,
+        disabled_reason: row.disabled_reason,
+      });
+    return byChannel;
+  }
+
+  /**
+   * Writes a change of the channel's `reply_delivery`, on `db` (the caller's transaction). The
+   * URL was checked by the caller; given as read back (without its password), it keeps the
+   * stored one.
+   */
+  async writeReplyDelivery(
+    db: Queryable,
+    channelId: string,
+    change: ReplyDeliveryChange,
+  ): Promise<void> {
+    if (change.url === undefined && change.enabled === undefined) return;
+    let url = change.url;
+    if (url) {
+      const stored = await replyUrl.storedReplyUrl(db, channelId);
+      url = keptUrl(url, stored && this.secrets.open(stored));
+    }
+    await replyUrl.writeReplyUrl(db, channelId, {
+      url: url === undefined ? undefined : storedForm(this.secrets, 'url', url),
+      enabled: change.enabled,
+    });
   }
 
   /** These destinations with their secrets opened, for the delivery queue. */

@@ -1,18 +1,86 @@
 import type { Queryable } from '../db/database.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 
-// The channel's reply URL is a `webhook` target of this room; its settings and state are still
-// stored on the channel's row (migrations/0008), which only these statements write.
+// The channel's reply URL is a `webhook` target of this room: its row of `destinations`, of role
+// `reply_url` (migrations/0045), which only these statements write. The signing secrets it and
+// the channel's `webhook` destinations sign with are the channel's, on its row.
 
-/** The reply URL answered 410 Gone: its delivery is off, with the reason shown to admins. */
+/** A channel's reply URL as stored: `url` sealed when it holds credentials or a query string. */
+export interface ReplyUrlRow {
+  channel_id: string;
+  url: string | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+}
+
+/** The reply URLs of these channels; a channel without a row has none, and delivery on. */
+export async function replyUrlsOfChannels(
+  db: Queryable,
+  channelIds: readonly string[],
+): Promise<ReplyUrlRow[]> {
+  if (channelIds.length === 0) return [];
+  const { rows } = await db.query<ReplyUrlRow>(
+    `select channel_id, url, enabled, disabled_reason from destinations
+     where channel_id = any($1::bigint[]) and role = 'reply_url'`,
+    [channelIds],
+  );
+  return rows;
+}
+
+/** The channel's reply URL as stored (sealed when it holds a secret), or null. */
+export async function storedReplyUrl(db: Queryable, channelId: string): Promise<string | null> {
+  const { rows } = await db.query<{ url: string | null }>(
+    `select url from destinations where channel_id = $1 and role = 'reply_url'`,
+    [channelId],
+  );
+  return rows[0]?.url ?? null;
+}
+
+/** A change of the reply URL: `url` (as stored) undefined leaves it, null removes it. */
+export interface ReplyUrlWrite {
+  url?: string | null;
+  enabled?: boolean;
+}
+
+/**
+ * Writes the channel's reply URL, making its row on the first change. Without a URL the row
+ * stays: whether delivery is on holds for the URL given next.
+ */
+export async function writeReplyUrl(
+  db: Queryable,
+  channelId: string,
+  change: ReplyUrlWrite,
+): Promise<void> {
+  await db.query(
+    `insert into destinations (channel_id, role, kind, enabled, url)
+     values ($1, 'reply_url', 'webhook', coalesce($4::boolean, true),
+             case when $2::boolean then $3::text end)
+     on conflict (channel_id) where role = 'reply_url' do update set
+       url = case when $2::boolean then excluded.url else destinations.url end,
+       enabled = coalesce($4::boolean, destinations.enabled),
+       -- the reason explains an automatic switch-off; an admin's own choice replaces it
+       disabled_reason = case when $4::boolean is null then destinations.disabled_reason end,
+       updated_at = now()`,
+    [channelId, change.url !== undefined, change.url ?? null, change.enabled ?? null],
+  );
+}
+
+/**
+ * The reply URL answered 410 Gone: its delivery is off, with the reason shown to admins (the
+ * channel shows a change).
+ */
 export async function turnOffReplyUrl(
   db: Queryable,
   channelId: string,
   reason: string,
 ): Promise<void> {
   await db.query(
-    `update channels set reply_enabled = false, reply_disabled_reason = $2, updated_at = now()
-     where id = $1`,
+    `with turned_off as (
+       update destinations set enabled = false, disabled_reason = $2, updated_at = now()
+       where channel_id = $1 and role = 'reply_url'
+       returning channel_id
+     )
+     update channels set updated_at = now() where id in (select channel_id from turned_off)`,
     [channelId, reason],
   );
 }

@@ -129,6 +129,13 @@ export const hookErrors = {
       'Sender not allowed',
       "This channel accepts webhooks only from the addresses in its allowed list; the sender's address is not in it.",
     ),
+  originNotAllowed: (origin: string) =>
+    new AppError(
+      403,
+      'origin_not_allowed',
+      'Origin not allowed',
+      `This channel takes requests from web pages only on the origins in its allowed list; ${JSON.stringify(origin.slice(0, 200))} is not in it.`,
+    ),
   signatureInvalid: (reason: string) =>
     new AppError(401, 'signature_invalid', 'Signature invalid', reason),
   unsupportedEncoding: (encoding: string) =>

@@ -13,6 +13,8 @@ export interface ReceivingChannel {
   /** Read only to check signatures, opened once per lookup; it never leaves the receiver. */
   verification_secret: string | null;
   allowed_ips: string[];
+  /** Origins whose pages may post from a browser; empty: `Origin` is ignored. */
+  allowed_origins: string[];
   dedup: DedupSettings;
   /** The channel's `ai.thread_key` template, or null when its events form no threads. */
   thread_key_template: string | null;
@@ -31,7 +33,7 @@ export async function findReceivingChannel(
   const [column, value] = 'id' in by ? ['id', by.id] : ['webhook_token_hash', by.tokenHash];
   const { rows } = await db.query<ReceivingRow>(
     `select id, workspace_id, enabled, webhook_token_hash,
-            verification, verification_secret, allowed_ips, dedup,
+            verification, verification_secret, allowed_ips, allowed_origins, dedup,
             ai->>'thread_key' as thread_key_template, accept_when
      from channels
      where ${column} = $1 and deleted_at is null`,

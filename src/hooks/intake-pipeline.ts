@@ -8,6 +8,7 @@ import {
   parsePayload,
   type JsonValue,
 } from '../template/index.js';
+import { allowOriginFor, setCorsHeaders, takesBrowserSenders } from './browser-origins.js';
 import { decodeBody } from './decode-body.js';
 import { dedupKey, keyedBodyHash } from './dedup.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
@@ -43,6 +44,7 @@ export const STEPS: readonly Step[] = [
   { name: 'method', run: methodIsPost }, // 405
   { name: 'sender rate limit', run: limitSender }, // 429
   { name: 'token', run: findChannel }, // 404
+  { name: 'origin', run: checkOrigin }, // 403 origin_not_allowed
   { name: 'channel rate limit', run: limitChannel }, // 429
   { name: 'body', run: readTheBody }, // 408
   { name: 'wait', run: checkWait }, // 400 invalid_wait
@@ -176,6 +178,22 @@ export async function channelOf(
     : undefined;
   if (!channel) throw hookErrors.channelNotFound();
   return channel;
+}
+
+/**
+ * A request from a web page (it carries `Origin`) to a channel that takes browser senders: from a
+ * listed origin every answer carries the CORS headers; from another it is refused and recorded,
+ * before the channel's rate limit counts it.
+ */
+function checkOrigin(intake: Intake, parts: IntakeParts): Promise<Refusal> | void {
+  const { http, channel } = intake;
+  const origin = http && headerValue(intake.headers, 'origin');
+  if (!http || origin === undefined || !takesBrowserSenders(channel)) return;
+  const allowOrigin = allowOriginFor(channel, origin);
+  if (allowOrigin !== undefined) return setCorsHeaders(http.res, allowOrigin);
+  return readTheBody(intake, parts).then(() =>
+    asReceived(intake, hookErrors.originNotAllowed(origin)),
+  );
 }
 
 async function limitChannel({ http, channel }: Intake, parts: IntakeParts): Promise<void> {

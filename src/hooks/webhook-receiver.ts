@@ -7,6 +7,9 @@ import type { IngestService } from './ingest-service.js';
 import { endWebhookSpan, eventTrace, startWebhookSpan } from '../tracing/tracing.js';
 import { Intake, type HookRequest, type IngestOutcome } from './intake.js';
 import { channelOf, limitSenderOf } from './intake-pipeline.js';
+import { allowOriginFor, answerPreflight, takesBrowserSenders } from './browser-origins.js';
+import { hookErrors } from './hook-errors.js';
+import { headerValue } from './request-headers.js';
 import type { ReceivingChannel } from './ingest-repo.js';
 import { duplicateAnswer, sendAnswer, type WebhookAnswer } from './webhook-answer.js';
 
@@ -40,6 +43,7 @@ export class WebhookReceiver {
 
   /** Answers the request, whatever happens: every failure becomes a problem answer. */
   async serve(hook: HookRequest): Promise<void> {
+    if (hook.req.method === 'OPTIONS') return this.answerPreflight(hook);
     const span = startWebhookSpan(hook.req.headers);
     const intake = Intake.of(hook, eventTrace(span));
     await this.answerWebhook(intake, hook.res);
@@ -65,6 +69,25 @@ export class WebhookReceiver {
       const answer = await this.answer(outcome, intake.waitMs);
       if (intake.preferenceApplied) res.setHeader('Preference-Applied', intake.preferenceApplied);
       sendAnswer(res, answer);
+    } catch (error) {
+      const problem = reportedError(this.refused(error), this.parts.log);
+      if (!res.headersSent) sendProblem(res, problem);
+    }
+  }
+
+  /**
+   * A browser's preflight: may a page on its origin POST here? Only a channel that lists origins
+   * takes one (others answer 405, as to any method but POST). Nothing is stored.
+   */
+  private async answerPreflight({ req, res, token, senderIp }: HookRequest): Promise<void> {
+    try {
+      await this.limitSender(senderIp, res);
+      const channel = await this.findChannel(token, Date.now());
+      if (!takesBrowserSenders(channel)) throw hookErrors.methodNotAllowed();
+      const origin = headerValue(req.headers, 'origin') ?? '';
+      const allowOrigin = allowOriginFor(channel, origin);
+      if (allowOrigin === undefined) throw hookErrors.originNotAllowed(origin);
+      answerPreflight(res, allowOrigin);
     } catch (error) {
       const problem = reportedError(this.refused(error), this.parts.log);
       if (!res.headersSent) sendProblem(res, problem);

@@ -88,6 +88,8 @@ const REFUSALS: Record<string, string> = {
     'Refused: ?wait= was not a positive whole number of seconds, such as ?wait=10 (the sender got 400).',
   sender_not_allowed:
     "Refused: the sender's address is not in the channel's allowed addresses (the sender got 403). Add it under “Who may send” in the channel editor.",
+  origin_not_allowed:
+    "Refused: a web page on an origin not in the channel's allowed origins sent it (the sender got 403). Add the page's origin under “Who may send” in the channel editor.",
   signature_invalid:
     "Refused: the request was not signed as the channel's verification asks — wrong secret, missing header or an old timestamp (the sender got 401). Compare the secret on both sides.",
   invalid_encoding:
@@ -100,6 +102,7 @@ const REFUSAL_STATUS: Record<string, number> = {
   quota_exceeded: 403,
   budget_exceeded: 403,
   sender_not_allowed: 403,
+  origin_not_allowed: 403,
   invalid_json: 400,
   payload_not_object: 400,
   invalid_wait: 400,

@@ -5,19 +5,19 @@ import type { PanelServices } from './panel-services.js';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { publicDir } from '../platform/paths.js';
-import { accountPages } from './account-pages.js';
-import { adminPages } from './admin-pages.js';
-import { alertPages } from './alert-pages.js';
-import { channelPages } from './channel-pages.js';
+import { accountPages } from './account/account-pages.js';
+import { adminPages } from './workspace/admin-pages.js';
+import { alertPages } from './alerts/alert-pages.js';
+import { channelPages } from './channels/channel-pages.js';
 import { panelCookies } from './cookies.js';
 import { fmt } from './format.js';
-import { logPages } from './log-pages.js';
-import { invitationPages } from './invitation-pages.js';
+import { logPages } from './logs/log-pages.js';
+import { invitationPages } from './workspace/invitation-pages.js';
 import { loginPages } from './login-pages.js';
-import { providerPages } from './provider-pages.js';
-import { replyPages } from './reply-pages.js';
+import { providerPages } from './providers/provider-pages.js';
+import { replyPages } from './channels/reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
-import { newWorkspacePages, workspacePages } from './workspace-pages.js';
+import { newWorkspacePages, workspacePages } from './workspace/workspace-pages.js';
 
 // The package exports only its ES and CommonJS builds; the browser build sits beside them.
 const chartJsFile = join(

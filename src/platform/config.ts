@@ -101,6 +101,7 @@ const envSchema = z
     ),
     SECRETS_KEY: secretsKey,
     SECRETS_KEY_PREVIOUS: secretsKey,
+    TARGET_SECRETS_KEY: secretsKey,
     ADMIN_EMAIL: optionalText.pipe(emailAddress('must be an e-mail address').optional()),
     ADMIN_PASSWORD: optionalText.pipe(
       z.string().min(8, 'must be at least 8 characters long').optional(),
@@ -236,9 +237,14 @@ const configSchema = envSchema.transform((e) => ({
   /**
    * The keys of the secrets stored in the database, as hex (see src/secrets/): `key` seals them,
    * `previousKey` still opens what an earlier key sealed. Without `key` the embedded database
-   * generates one; PostgreSQL stores secrets as they are.
+   * generates one; PostgreSQL stores secrets as they are. `targetKey` is read only by
+   * `npm run admin -- copy-to`: it seals the copied secrets for the target's servers.
    */
-  secrets: { key: e.SECRETS_KEY, previousKey: e.SECRETS_KEY_PREVIOUS },
+  secrets: {
+    key: e.SECRETS_KEY,
+    previousKey: e.SECRETS_KEY_PREVIOUS,
+    targetKey: e.TARGET_SECRETS_KEY,
+  },
   admin:
     e.ADMIN_EMAIL && e.ADMIN_PASSWORD
       ? { email: e.ADMIN_EMAIL, password: e.ADMIN_PASSWORD }

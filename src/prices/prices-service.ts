@@ -1,5 +1,5 @@
 import { FREE, type Price, type Prices } from '../ai/call-cost.js';
-import { tableModelName, tablePrice } from '../ai/price-table.js';
+import { tableModelName, tablePrice } from './price-table.js';
 import type { Queryable } from '../db/database.js';
 import { OTHER_MODEL } from '../metrics/metrics.js';
 import { notFound } from '../platform/errors.js';

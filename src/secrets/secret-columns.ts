@@ -18,7 +18,7 @@ export const SECRET_COLUMNS = [
   { table: 'destinations', column: 'secret', kind: 'value' },
   // Requests are looked up by its hash (webhook_token_hash); it is kept to show the URL.
   { table: 'channels', column: 'webhook_token', kind: 'value' },
-  { table: 'channels', column: 'reply_url', kind: 'url' },
+  // A `webhook` destination's URL, and the channel's reply URL (its row of role `reply_url`).
   { table: 'destinations', column: 'url', kind: 'url' },
   { table: 'alerts', column: 'notify_url', kind: 'url' },
 ] as const satisfies readonly SecretColumn[];

@@ -5,7 +5,7 @@ import {
   DEFAULT_AI_SETTINGS,
 } from '../../src/ai/ai-settings.js';
 import { replyProblem } from '../../src/ai/reply-check.js';
-import { replyValidator, SchemaError } from '../../src/ai/reply-schema.js';
+import { replyValidator, SchemaError } from '../../src/reply-schema/reply-validator.js';
 
 const schema = {
   type: 'object',

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_ALERT_MESSAGE } from '../../src/alerts/alert-notify.js';
+import { DEFAULT_ALERT_MESSAGE } from '../../src/alerts/notify-destination.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { useReplyReceiver, useTestApp } from '../support/harness.js';
 

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createAlertsEvaluator } from '../../src/alerts/create-alerts-evaluator.js';
+import { createAlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
 import { openPostgres } from '../../src/db/postgres.js';
 import { useFixture, useReplyReceiver, useTestApp } from '../support/harness.js';
 import { testDatabaseUrl } from '../support/test-database.js';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { evaluateAlerts } from '../../src/alerts/alert-evaluate.js';
+import { measureAlerts } from '../../src/alerts/measure-alerts.js';
 import { claimNotifications } from '../../src/alerts/queue-claim.js';
 import { releaseNotification } from '../../src/alerts/queue-release.js';
 import { retryNotification } from '../../src/alerts/queue-retry.js';
@@ -19,7 +19,7 @@ const { app, driver } = useTestApp({ env: { DELIVERY_ALLOW_PRIVATE: 'true' } });
 async function pendingNotification(): Promise<void> {
   await budgetAlert(driver, receiver);
   await driver.setWorkspace({ monthly_budget_usd: 0 }).expect(200);
-  expect(await evaluateAlerts(app.ctx.db)).toBe(1);
+  expect(await measureAlerts(app.ctx.db)).toBe(1);
 }
 
 async function notification() {

@@ -71,6 +71,7 @@ describe('channels', () => {
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
       verification: { scheme: 'none', secret_set: false },
       allowed_ips: [],
+      allowed_origins: [],
       dedup: { mode: 'auto', window_s: 86400 },
       reply_delivery: { url: null, enabled: true, disabled_reason: null },
       accept_when: [],

@@ -103,4 +103,30 @@ describe('channel destinations', () => {
     const secret = await driver.api('get', `/channels/${channel.id}/reply-secret`);
     expect(secret.body.secret).toMatch(/^whsec_/);
   });
+
+  it('the reply URL is none of the five: five more beside it, kept when the list is replaced', async () => {
+    const replyDelivery = { url: 'https://8.8.4.4/replies', enabled: true, disabled_reason: null };
+    const channel = await driver.createChannel({
+      reply_delivery: { url: replyDelivery.url },
+      destinations: Array.from({ length: 5 }, () => slackHook),
+    });
+    const created = await driver.api('get', `/channels/${channel.id}`);
+    expect(created.body.reply_delivery).toEqual(replyDelivery);
+    expect(created.body.destinations).toHaveLength(5);
+
+    // Its row cannot be sent as an entry of the list, and replacing the list leaves it.
+    const { rows } = await app.ctx.db.query<{ id: string }>(
+      `select id from destinations where channel_id = $1 and role = 'reply_url'`,
+      [channel.id],
+    );
+    const taken = await driver.updateChannel(channel.id, {
+      destinations: [{ ...slackHook, id: rows[0]?.id }],
+    });
+    expect(taken.status).toBe(400);
+    expect(JSON.stringify(taken.body.errors)).toContain('"destinations.0.id"');
+    const emptied = await driver.updateChannel(channel.id, { destinations: [] });
+    expect(emptied.status).toBe(200);
+    expect(emptied.body.destinations).toEqual([]);
+    expect(emptied.body.reply_delivery).toEqual(replyDelivery);
+  });
 });

@@ -343,7 +343,8 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     const notifier = await driver.createChannel({ name: 'Notifier', template: 'Note {{n}}' });
     // A reply URL set straight in the database: no delivery worker runs here, nothing is sent.
     await app.ctx.db.query(
-      `update channels set reply_url = 'https://example.invalid/hook' where id = $1`,
+      `insert into destinations (channel_id, role, kind, url)
+       values ($1, 'reply_url', 'webhook', 'https://example.invalid/hook')`,
       [notifier.id],
     );
     const sent: string[] = [];

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PAGE_BYTES } from '../../src/brain-logs/event-pages.js';
 import { byteSize } from '../../src/panel/format.js';
-import { LIST_TEXT_LIMIT } from '../../src/panel/log-event-view.js';
-import { parseLogFilter } from '../../src/panel/log-filters.js';
+import { LIST_TEXT_LIMIT } from '../../src/panel/logs/log-event-view.js';
+import { parseLogFilter } from '../../src/panel/logs/log-filters.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { type ChannelJson } from '../support/driver.js';
 import { useTestApp } from '../support/harness.js';

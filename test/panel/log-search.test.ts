@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLogSearch } from '../../src/panel/log-search.js';
+import { parseLogSearch } from '../../src/panel/logs/log-search.js';
 
 describe('the Brain Logs search box', () => {
   it('reads path = value as a payload condition', () => {

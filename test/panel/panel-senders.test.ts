@@ -13,6 +13,7 @@ const senderForm = (changes: Record<string, string>) => ({
   tolerance_s: '',
   secret: '',
   allowed_ips: '',
+  allowed_origins: '',
   dedup_mode: 'auto',
   dedup_field: '',
   dedup_window_s: '86400',
@@ -96,6 +97,47 @@ describe('the channel editor’s “Who may send”', () => {
     );
     expect(noSecret.status).toBe(400);
     expect(unescapeHtml(noSecret.text)).toMatch(/id="secret-error">is required for stripe/);
+  });
+});
+
+describe('the channel editor’s web pages that may send', () => {
+  it('saves the origins as browsers write them, and a page elsewhere is refused', async () => {
+    const id = await client.createChannel('Chat widget');
+    const url = await client.webhookUrl(id);
+    const saved = await client.form(
+      `/channels/${id}/senders`,
+      senderForm({ allowed_origins: 'HTTPS://Shop.Example.com\nhttp://localhost:5173' }),
+    );
+    expect(saved.status).toBe(303);
+    const channel = await driver.api('get', `/channels/${id}`).expect(200);
+    expect(channel.body.allowed_origins).toEqual([
+      'https://shop.example.com',
+      'http://localhost:5173',
+    ]);
+    const html = unescapeHtml((await client.page(`/channels/${id}`)).text);
+    expect(html).toMatch(/id="allowed_origins"[^>]*>https:\/\/shop\.example\.com\nhttp:/);
+
+    const fromShop = await driver.sendEvent(url, undefined, {
+      headers: { Origin: 'https://shop.example.com' },
+    });
+    expect(fromShop.headers.get('access-control-allow-origin')).toBe('https://shop.example.com');
+    const elsewhere = await driver.sendEvent(url, undefined, {
+      headers: { Origin: 'https://elsewhere.example' },
+    });
+    expect(elsewhere.body.code).toBe('origin_not_allowed');
+    const list = (await client.page(`/logs?channel=${id}`)).text;
+    expect(list).toMatch(/badge-rejected"[^>]*>Rejected 403<\/span>/);
+  });
+
+  it('shows a path or a second entry beside "*" next to the field', async () => {
+    const id = await client.createChannel('Widget typo');
+    for (const allowed_origins of ['https://shop.example.com/chat', '*\nhttps://a.example']) {
+      const res = await client.form(`/channels/${id}/senders`, senderForm({ allowed_origins }));
+      expect(res.status, allowed_origins).toBe(400);
+      const html = unescapeHtml(res.text);
+      expect(html).toContain('id="allowed_origins-error"');
+      expect(html).toContain(allowed_origins.split('\n')[0]);
+    }
   });
 });
 

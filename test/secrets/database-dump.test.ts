@@ -255,8 +255,9 @@ describe('secrets at rest', () => {
     const dump = await databaseDump(app.database.db, app.database.url);
     for (const secret of Object.values(secrets)) expect(foundIn(dump, secret), secret).toEqual([]);
     const { rows } = await app.ctx.db.query<Record<string, string>>(
-      `select c.reply_url, d.url as hook_url, a.notify_url
-       from channels c join destinations d on d.channel_id = c.id and d.position = 0,
+      `select r.url as reply_url, d.url as hook_url, a.notify_url
+       from channels c join destinations d on d.channel_id = c.id and d.position = 0
+            join destinations r on r.channel_id = c.id and r.role = 'reply_url',
             alerts a
        where c.id = $1 and a.id = $2`,
       [channel.id, alert.body.id],

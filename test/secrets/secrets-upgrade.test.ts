@@ -61,9 +61,10 @@ const { app, driver } = useTestApp({ database: () => database });
 describe('upgrading to sealed webhook tokens and secret URLs (migration 0039)', () => {
   it('the next start seals the token and every URL with credentials or a query, and the API serves them as before', async () => {
     const { rows } = await app.ctx.db.query<Record<string, string>>(
-      `select c.id, c.webhook_token, c.reply_url, d.url as hook_url, p.url as plain_url,
+      `select c.id, c.webhook_token, r.url as reply_url, d.url as hook_url, p.url as plain_url,
               a.notify_url, a.notify::text as notify
        from channels c
+       join destinations r on r.channel_id = c.id and r.role = 'reply_url'
        join destinations d on d.channel_id = c.id and d.position = 0
        join destinations p on p.channel_id = c.id and p.position = 1,
        alerts a`,

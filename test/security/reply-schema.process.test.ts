@@ -79,7 +79,7 @@ describe('a reply whose check would take hours (a pattern that backtracks)', () 
     expect(failed.attempts).toBe(2);
     expect(failed.error).toMatch(/^reply_invalid: .*did not finish/);
     expect(ai.requests).toHaveLength(2);
-    // The threads that overran were replaced: a reply that fits is taken.
+    // The checkers that overran were replaced: a reply that fits is taken.
     ai.defaultReply = { body: chatCompletion('"aaa"') };
     const next = await send(webhookUrl, { code: 'b' });
     const replied = await eventually(async () => {

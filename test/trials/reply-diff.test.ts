@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fieldDiff, jsonObjects, wordDiff } from '../../src/panel/reply-diff.js';
+import { fieldDiff, jsonObjects, wordDiff } from '../../src/panel/channels/reply-diff.js';
 
 const side = (parts: ReturnType<typeof wordDiff>, skip: 'added' | 'removed') =>
   parts

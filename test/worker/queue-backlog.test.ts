@@ -97,8 +97,11 @@ describe.skipIf(!testDatabaseUrl)(
     const deliveringChannel = async (dueAgoS = 0) => {
       const { id: channelId } = await driver.createChannel();
       await app.ctx.db.query(
-        `update channels set reply_enabled = true, reply_url = 'http://127.0.0.1:9/hook',
-                             reply_secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
+        `with reply as (
+           insert into destinations (channel_id, role, kind, enabled, url)
+           values ($1, 'reply_url', 'webhook', true, 'http://127.0.0.1:9/hook')
+         )
+         update channels set reply_secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'
          where id = $1`,
         [channelId],
       );

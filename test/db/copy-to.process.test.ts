@@ -1,0 +1,208 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPglite } from '../../src/db/pglite.js';
+import { projectRoot } from '../../src/platform/paths.js';
+import { SecretBox } from '../../src/secrets/secret-box.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { Driver } from '../support/driver.js';
+import { useFakeAi } from '../support/harness.js';
+import { TSX_IMPORT } from '../support/server-process.js';
+import { nowSeconds, SIGNERS } from '../support/signers.js';
+import { startTestApp, type TestApp } from '../support/test-app.js';
+import {
+  createTestDatabase,
+  testDatabaseUrl,
+  type TestDatabase,
+} from '../support/test-database.js';
+import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
+
+const github = SIGNERS.find((signer) => signer.scheme === 'github') as (typeof SIGNERS)[number];
+const newKey = () => randomBytes(32).toString('hex');
+
+/** `npm run admin -- …`'s program, with only the environment given. */
+function admin(args: string[], env: Record<string, string>) {
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(
+      process.execPath,
+      [...TSX_IMPORT, join(projectRoot, 'src/auth/admin-cli.ts'), ...args],
+      { cwd: projectRoot, env: { PATH: process.env.PATH, ...env } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Everything a user keeps, made through the API on the embedded database. */
+async function fillEmbedded(app: TestApp, aiUrl: string) {
+  const driver = new Driver(app);
+  const api = (method: 'get' | 'post' | 'put' | 'patch', path: string, body?: object) =>
+    driver.api(method, path).send(body);
+  const provider = await api('post', '/providers', {
+    name: 'office-model',
+    kind: 'openai',
+    base_url: aiUrl,
+    api_key: 'sk-copy-provider-key-4242',
+  }).expect(201);
+  await api('put', '/prices/gpt-fake', { input_per_mtok: 1, output_per_mtok: 2 }).expect(200);
+  const channel = await driver.createChannel({
+    name: 'Orders',
+    template: 'New order {{order.id}}',
+    verification: { scheme: 'github', secret: github.secret },
+    reply_delivery: { url: 'https://bot:s3cret-pass@replies.example.com/hook' },
+    allowed_origins: ['https://shop.example.com'],
+    ai: { provider: 'office-model', model: 'gpt-fake' },
+  });
+  await driver.updateChannel(channel.id, { template: 'Order {{order.id}} arrived' }).expect(200);
+  await api('post', '/alerts', {
+    name: 'failures',
+    condition: { type: 'failure_rate', threshold: 0.5, window_s: 300, min_events: 10 },
+    notify: { kind: 'webhook', url: 'https://hooks.example.com/alert?token=alert-token-77' },
+  }).expect(201);
+  const key = await api('post', '/api-keys', { name: 'copied key' }).expect(201);
+  for (let id = 1; id <= 30; id++) {
+    const body = JSON.stringify({ order: { id } });
+    const headers = await github.sign(body, github.secret, nowSeconds());
+    expect((await driver.sendEvent(channel.webhook_url, body, { headers })).status).toBe(200);
+  }
+  await driver.sendEvent(channel.webhook_url, '{"unsigned": true}'); // rejected: 401
+  const worker = createWorker(app.ctx);
+  while ((await driver.eventsOf(channel.id)).some((e) => e.status === 'pending'))
+    await worker.runOnce();
+  return { channel, provider: provider.body as { id: string }, apiKey: key.body.key as string };
+}
+
+describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
+  const ai = useFakeAi();
+  const dataDir = mkdtempSync(join(tmpdir(), 'hookprompt-copy-'));
+  const [sourceKey, targetKey] = [newKey(), newKey()];
+  const databases: TestDatabase[] = [];
+  afterAll(() => Promise.all(databases.map((database) => database.drop())));
+
+  /** The embedded database in DATA_DIR, open only while an app uses it. */
+  async function embedded(): Promise<TestDatabase> {
+    const db = await openPglite(dataDir);
+    return { db, url: undefined, secretsKey: sourceKey, drop: () => db.close() };
+  }
+
+  it('moves an embedded installation to PostgreSQL whole: same URLs, secrets, events and counts', async () => {
+    let source = await embedded();
+    const before = await startTestApp({
+      database: source,
+      env: { ...ai.env(), ...ADMIN_ENV, PROVIDERS_ALLOW_PRIVATE: 'true' },
+    });
+    const made = await fillEmbedded(before, ai.baseUrl);
+    const sourceEvents = await new Driver(before).eventsOf(made.channel.id);
+    await before.close();
+    await source.drop();
+
+    const target = await createTestDatabase({ migrated: false });
+    databases.push(target);
+    const env = { DATA_DIR: dataDir, SECRETS_KEY: sourceKey, TARGET_SECRETS_KEY: targetKey };
+    const copied = await admin(['copy-to', target.url as string], env);
+    expect(copied.stderr).toBe('');
+    expect(copied.code).toBe(0);
+    const counts = Object.fromEntries(
+      copied.stdout
+        .split('\n')
+        .map((line) => /^(\w+)\s+(\d+) → (\d+)$/.exec(line))
+        .filter((match) => match !== null)
+        .map(([, table, from, to]) => [table, [Number(from), Number(to)]]),
+    );
+    expect(counts).toMatchObject({
+      events: [31, 31],
+      channels: [1, 1],
+      channel_versions: [2, 2],
+      providers: [1, 1],
+      workspace_prices: [1, 1],
+      alerts: [1, 1],
+      api_keys: [1, 1],
+      admins: [1, 1],
+    });
+    // Replied events queued their reply deliveries once, in the source; the copy adds none.
+    expect(counts.deliveries?.[0]).toBeGreaterThan(0);
+    expect(copied.stdout).toMatch(/SECRETS_KEY set to the TARGET_SECRETS_KEY/);
+    for (const secret of [sourceKey, targetKey, github.secret, 's3cret-pass'])
+      expect(copied.stdout + copied.stderr).not.toContain(secret);
+
+    // Secrets are sealed with the target's key, and only it opens them.
+    const { rows } = await target.db.query<{ verification_secret: string; reply_url: string }>(
+      `select verification_secret,
+              (select url from destinations where channel_id = channels.id and role = 'reply_url')
+                as reply_url
+       from channels`,
+    );
+    const byTargetKey = new SecretBox(Buffer.from(targetKey, 'hex'));
+    expect(byTargetKey.open(rows[0]?.verification_secret ?? '')).toBe(github.secret);
+    expect(byTargetKey.open(rows[0]?.reply_url ?? '')).toBe(
+      'https://bot:s3cret-pass@replies.example.com/hook',
+    );
+
+    // A server on the target serves the same things.
+    const after = await startTestApp({
+      database: { ...target, secretsKey: targetKey },
+      env: { ...ai.env(), PROVIDERS_ALLOW_PRIVATE: 'true', PUBLIC_BASE_URL: before.baseUrl },
+    });
+    try {
+      const driver = new Driver(after);
+      const channel = (await driver.api('get', `/channels/${made.channel.id}`).expect(200)).body;
+      expect(channel).toMatchObject({
+        webhook_url: made.channel.webhook_url,
+        version: 2,
+        allowed_origins: ['https://shop.example.com'],
+        reply_delivery: { url: 'https://bot@replies.example.com/hook' },
+      });
+      expect(
+        (await driver.eventsOf(made.channel.id)).map((e) => [e.id, e.status, e.payload]),
+      ).toEqual(sourceEvents.map((e) => [e.id, e.status, e.payload]));
+
+      // The copied API key, the admin's password and the webhook URL with its secret work.
+      const keyed = await fetch(`${after.baseUrl}/api/v1/channels`, {
+        headers: { Authorization: `Bearer ${made.apiKey}` },
+      });
+      expect(keyed.status).toBe(200);
+      expect(await after.ctx.admins.authenticate(ADMIN_EMAIL, ADMIN_PASSWORD)).toMatchObject({
+        email: ADMIN_EMAIL,
+      });
+      const body = JSON.stringify({ order: { id: 99 } });
+      const headers = await github.sign(body, github.secret, nowSeconds());
+      const url = `${after.baseUrl}${new URL(made.channel.webhook_url).pathname}`;
+      const sent = await driver.sendEvent(url, body, { headers });
+      expect(sent.status).toBe(200);
+      // New rows take ids after the copied ones; the provider's key reaches the model.
+      expect(Number(sent.body.event_id)).toBeGreaterThan(Number(sourceEvents.at(-1)?.id));
+      ai.requests.length = 0;
+      await createWorker(after.ctx).runOnce();
+      expect(ai.requests.at(-1)?.headers.authorization).toBe('Bearer sk-copy-provider-key-4242');
+    } finally {
+      await after.close();
+    }
+
+    // Into a database that holds hookprompt data: refused, and nothing changes.
+    const again = await admin(['copy-to', target.url as string], env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already holds hookprompt data \(in .*channels.*\)/);
+    source = await embedded();
+    await source.drop();
+  }, 240_000);
+
+  it('needs TARGET_SECRETS_KEY and a PostgreSQL URL', async () => {
+    const target = await createTestDatabase({ migrated: false });
+    databases.push(target);
+    const noKey = await admin(['copy-to', target.url as string], { DATA_DIR: dataDir });
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toMatch(/TARGET_SECRETS_KEY is not set/);
+    const notPostgres = await admin(['copy-to', 'mysql://db/x'], {
+      DATA_DIR: dataDir,
+      TARGET_SECRETS_KEY: targetKey,
+    });
+    expect(notPostgres.code).toBe(1);
+    expect(notPostgres.stderr).toMatch(/must be a PostgreSQL database/);
+  });
+});
