@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { destinationSchema, type DestinationInput } from '../destinations/destination-schemas.js';
-import { ROW_ID } from '../platform/secrets.js';
+import { rowId } from '../platform/ids.js';
 
 const channelId = z
   .union([z.string(), z.number().int()])
   .transform(String)
-  .refine((id) => ROW_ID.test(id), 'must be a channel id');
+  .pipe(rowId('must be a channel id'));
 
 const windowS = z
   .number()
@@ -61,11 +61,6 @@ export const createAlertSchema = z.strictObject({
 });
 
 export const updateAlertSchema = createAlertSchema.partial();
-
-/** A row id; anything else answers like an unknown alert. */
-export function alertId(raw: unknown): string {
-  return typeof raw === 'string' && ROW_ID.test(raw) ? raw : '0';
-}
 
 export type AlertCondition = z.infer<typeof conditionSchema>;
 export type AlertNotify = DestinationInput;

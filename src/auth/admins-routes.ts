@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { z } from 'zod';
 import { emailAddress } from '../platform/email-address.js';
+import { idRouter } from '../platform/ids.js';
 import type { InvitationsService } from './invitations-service.js';
 
 const invitationSchema = z.strictObject({
@@ -12,15 +13,15 @@ const invitationSchema = z.strictObject({
  * Workspace page has them. An invitation's link is in the answer that makes it and nowhere else.
  */
 export function adminsRoutes(invitations: InvitationsService): Router {
-  const router = Router();
+  const router = idRouter();
 
   router.get('/admins', async (_req, res) => {
     const members = await invitations.members(res.locals.workspaceId);
     res.json({ data: members.map(({ id, email }) => ({ id: String(id), email })) });
   });
 
-  router.delete('/admins/:id', async (req, res) => {
-    await invitations.removeKeepingOne(res.locals.workspaceId, String(req.params.id));
+  router.delete('/admins/:adminId', async (req, res) => {
+    await invitations.removeKeepingOne(res.locals.workspaceId, req.params.adminId);
     res.status(204).end();
   });
 

@@ -1,5 +1,3 @@
-import { ROW_ID } from '../platform/secrets.js';
-
 /**
  * Brain Logs' filter on delivery: the events with at least one message (to the reply URL or a
  * destination) in a state, or with none at all. A message counts as it is shown on the event's
@@ -62,9 +60,7 @@ export function deliveryCondition(
 ): string {
   const where = ['deliveries.event_id = events.id'];
   if (to === REPLY_URL_TARGET) where.push('deliveries.destination_id is null');
-  // An id that cannot be one matches no message, like an unknown one.
-  else if (to !== undefined)
-    where.push(`deliveries.destination_id = ${param(ROW_ID.test(to) ? to : '0')}::bigint`);
+  else if (to !== undefined) where.push(`deliveries.destination_id = ${param(to)}::bigint`);
   const fence = perEvent ? ' offset 0' : '';
   if (state === 'none')
     return `not exists (select 1 from deliveries where ${where.join(' and ')}${fence})`;

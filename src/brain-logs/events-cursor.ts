@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../platform/errors.js';
-import { ROW_ID } from '../platform/secrets.js';
+import { rowId } from '../platform/ids.js';
 
 /**
  * Where a Brain Logs page ends: the (received_at, id) of its last event. `receivedAt` is the
@@ -16,7 +16,7 @@ const EXACT_TIME = /^(\d{4})-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 const cursorSchema = z.strictObject({
   t: z.string().regex(EXACT_TIME),
-  i: z.string().regex(ROW_ID),
+  i: rowId(),
 });
 
 export const invalidCursor = () =>

@@ -1,6 +1,5 @@
 import { isStorableTime } from '../db/sql.js';
 import { invalidField } from '../platform/errors.js';
-import { ROW_ID } from '../platform/secrets.js';
 import type { EventStatus } from '../events/event-states.js';
 import type { DeliveryCondition } from './delivery-filter.js';
 import type { EventConditions } from './events-where.js';
@@ -8,6 +7,7 @@ import type { PayloadCondition } from './payload-filter.js';
 
 /** The filter of Brain Logs, shared by its pages, counts, chart, export, live tail and replay. */
 export interface EventFilter {
+  /** A row id: the parsers of the API's query and the panel's filter see to it. */
   channelId?: string;
   /** Only the events of this thread (the rendered `thread_key`). */
   threadKey?: string;
@@ -53,9 +53,7 @@ export function filterConditions(workspaceId: string, filter: EventFilter): Even
   }
   return {
     workspaceId,
-    // A channel id that cannot exist matches nothing, like an unknown one (ids start at 1).
-    channelId:
-      filter.channelId !== undefined && !ROW_ID.test(filter.channelId) ? '0' : filter.channelId,
+    channelId: filter.channelId,
     status: filter.status,
     from: filter.from?.toISOString(),
     to: filter.to?.toISOString(),

@@ -1,6 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
-import { ROW_ID } from '../platform/secrets.js';
 import { isJsonObject, parsePayload } from '../template/index.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { eventErrors } from './event-errors.js';
@@ -32,7 +31,6 @@ export class EventsReplay {
    *   403 `quota_exceeded` when the month's chats are used up.
    */
   async replayOne(workspaceId: string, id: string): Promise<EventJson> {
-    if (!ROW_ID.test(id)) throw notFound('This event');
     const paid = await this.db.transaction(async (tx) => {
       const event = await lockEvent(tx, workspaceId, id);
       if (!event) throw notFound('This event');

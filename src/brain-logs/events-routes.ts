@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import type { EventPages } from './event-pages.js';
 import type { EventReader } from './event-reader.js';
@@ -12,6 +12,7 @@ import {
   parseStreamQuery,
 } from './events-schemas.js';
 import type { LiveStreams } from './live-streams.js';
+import { idRouter } from '../platform/ids.js';
 
 export interface EventsRoutesDeps {
   reader: EventReader;
@@ -29,7 +30,7 @@ export function eventsRoutes({
   streams,
   deliveries,
 }: EventsRoutesDeps): Router {
-  const router = Router();
+  const router = idRouter();
 
   router.get('/events', async (req, res) => {
     const filter = parseListQuery(req.query);
@@ -62,18 +63,18 @@ export function eventsRoutes({
     res.json(await replay.replayMatching(res.locals.workspaceId, filter, dryRun));
   });
 
-  router.get('/events/:id', async (req, res) => {
-    res.json(await reader.get(res.locals.workspaceId, String(req.params.id)));
+  router.get('/events/:eventId', async (req, res) => {
+    res.json(await reader.get(res.locals.workspaceId, req.params.eventId));
   });
 
-  router.post('/events/:id/replay', async (req, res) => {
-    res.status(202).json(await replay.replayOne(res.locals.workspaceId, String(req.params.id)));
+  router.post('/events/:eventId/replay', async (req, res) => {
+    res.status(202).json(await replay.replayOne(res.locals.workspaceId, req.params.eventId));
   });
 
   // The panel's "deliver again": the event must be the workspace's (404), its delivery failed or held (409).
-  router.post('/events/:id/redeliver', async (req, res) => {
+  router.post('/events/:eventId/redeliver', async (req, res) => {
     const { workspaceId } = res.locals;
-    const id = String(req.params.id);
+    const id = req.params.eventId;
     await reader.get(workspaceId, id);
     await deliveries.deliverAgain(workspaceId, id);
     res.status(202).json(await reader.get(workspaceId, id));

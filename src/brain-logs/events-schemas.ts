@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isStorableTime } from '../db/sql.js';
-import { ROW_ID } from '../platform/secrets.js';
+import { rowId } from '../platform/ids.js';
 import { EVENT_STATUSES } from '../events/event-states.js';
 import { MAX_PAGE_SIZE, type EventFilter } from './events-filter.js';
 import { takePayloadConditions } from './payload-filter.js';
@@ -11,7 +11,7 @@ const instant = z
   .transform((text) => new Date(text))
   .refine(isStorableTime, 'must be between years 1 and 9999');
 
-const channelId = z.string().regex(ROW_ID, 'must be a channel id');
+const channelId = rowId('must be a channel id');
 
 /** A channel version: a whole number from 1 (as query text, or a number in a JSON body). */
 const version = z

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
 import { acceptWhenSchema } from '../conditions/condition-schemas.js';
 import { destinationsSchema } from '../destinations/destination-schemas.js';
-import { ROW_ID } from '../platform/secrets.js';
 import {
   allowedIpsSchema,
   allowedOriginsSchema,
@@ -47,8 +46,6 @@ export const createChannelSchema = z.strictObject({
 /** A PATCH: the members of a create, each optional; members left out keep their value (an
  * `accept_when` of null or [] accepts every payload). */
 export const updateChannelSchema = createChannelSchema.partial();
-
-export const channelIdSchema = z.string().regex(ROW_ID, 'must be a channel id');
 
 /** A version number in a path: 1 to 2^31-1. */
 export const versionSchema = z

@@ -1,12 +1,11 @@
 import type { Queryable } from '../db/database.js';
-import { AppError, notFound } from '../platform/errors.js';
+import { AppError } from '../platform/errors.js';
 import type {
   DestinationDelivery,
   EventDeliveries,
   EventDelivery,
 } from '../events/event-object.js';
 import type { DestinationsService } from '../destinations/destinations-service.js';
-import { ROW_ID } from '../platform/secrets.js';
 import * as repo from './deliveries-repo.js';
 import { deliveriesOfEvents, toDestinationDelivery, toEventDelivery } from './event-deliveries.js';
 import { redeliver } from './queue-redeliver.js';
@@ -100,15 +99,13 @@ export class DeliveriesService {
 
   /** Every attempt made to deliver an event's reply, oldest first. */
   async attemptsOf(eventId: string): Promise<DeliveryAttempt[]> {
-    const rows = ROW_ID.test(eventId) ? await repo.attemptsOfEvent(this.db, eventId) : [];
+    const rows = await repo.attemptsOfEvent(this.db, eventId);
     return rows.map(attemptOf);
   }
 
   /** Every attempt at the event's newest message to each destination, by destination id. */
   async destinationAttemptsOf(eventId: string): Promise<Map<string, DeliveryAttempt[]>> {
-    const rows = ROW_ID.test(eventId)
-      ? await repo.destinationAttemptsOfEvent(this.db, eventId)
-      : [];
+    const rows = await repo.destinationAttemptsOfEvent(this.db, eventId);
     const byDestination = new Map<string, DeliveryAttempt[]>();
     for (const row of rows) {
       const attempts = byDestination.get(row.destination_id) ?? [];
@@ -123,10 +120,7 @@ export class DeliveriesService {
    * now — every one of the event's, or only its message to `destinationId`.
    */
   async deliverAgain(workspaceId: string, eventId: string, destinationId?: string): Promise<void> {
-    const id =
-      destinationId !== undefined && ROW_ID.test(destinationId) ? destinationId : undefined;
-    if (destinationId !== undefined && id === undefined) throw notFound('This destination');
-    if (ROW_ID.test(eventId) && (await redeliver(this.db, workspaceId, eventId, id))) return;
+    if (await redeliver(this.db, workspaceId, eventId, destinationId)) return;
     throw new AppError(
       409,
       'delivery_not_failed',

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { conditionSchema, type Condition } from '../conditions/condition-schemas.js';
-import { ROW_ID } from '../platform/secrets.js';
+import { rowId } from '../platform/ids.js';
 
 /** The kinds of destination, each with one transport in this folder. */
 export const DESTINATION_KINDS = ['webhook', 'slack', 'telegram', 'discord', 'teams'] as const;
@@ -30,7 +30,7 @@ export const whenSchema = z.array(conditionSchema(['status', 'payload', 'json'])
  * secret keeps the stored one. `token_set` / `url_set` are read-only and accepted back as read.
  */
 const common = {
-  id: z.string().regex(ROW_ID, 'must be a destination id').optional(),
+  id: rowId('must be a destination id').optional(),
   enabled: z.boolean().optional(),
   when: whenSchema.optional(),
   message: z.string().max(10_000).optional(),

@@ -2,7 +2,7 @@ import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { invalidField, notFound } from '../platform/errors.js';
-import { newSigningSecret, ROW_ID } from '../platform/secrets.js';
+import { newSigningSecret } from '../platform/secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
 import { keptUrl, shownUrl, storedForm } from '../secrets/secret-values.js';
 import {
@@ -218,31 +218,27 @@ export class DestinationsService {
 
   /** The reply URL's signing secret (`whsec_...`), made on first use. */
   async replySecret(workspaceId: string, channelId: string): Promise<string> {
-    const secret = ROW_ID.test(channelId)
-      ? await replyUrl.ensureReplySecret(
-          this.db,
-          this.secrets,
-          workspaceId,
-          channelId,
-          newSigningSecret(),
-        )
-      : undefined;
+    const secret = await replyUrl.ensureReplySecret(
+      this.db,
+      this.secrets,
+      workspaceId,
+      channelId,
+      newSigningSecret(),
+    );
     if (!secret) throw notFound('This channel');
     return secret;
   }
 
   /** A new signing secret; the previous one keeps signing too for ROTATION_OVERLAP_HOURS. */
   async rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
-    const secret = ROW_ID.test(channelId)
-      ? await replyUrl.rotateReplySecret(
-          this.db,
-          this.secrets,
-          workspaceId,
-          channelId,
-          newSigningSecret(),
-          ROTATION_OVERLAP_HOURS,
-        )
-      : undefined;
+    const secret = await replyUrl.rotateReplySecret(
+      this.db,
+      this.secrets,
+      workspaceId,
+      channelId,
+      newSigningSecret(),
+      ROTATION_OVERLAP_HOURS,
+    );
     if (!secret) throw notFound('This channel');
     return secret;
   }

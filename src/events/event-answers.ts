@@ -1,5 +1,4 @@
 import type { Queryable } from '../db/database.js';
-import { ROW_ID } from '../platform/secrets.js';
 import { findAnswers, findChannelAnswer, type AnswerRow } from './event-answers-repo.js';
 import type { EventWaits } from './event-waits.js';
 
@@ -70,7 +69,6 @@ export class EventAnswers {
     eventId: string,
     waitMs: number,
   ): Promise<EventAnswer | undefined> {
-    if (!ROW_ID.test(eventId)) return undefined;
     const row = await findChannelAnswer(this.db, channelId, eventId);
     if (!row || row.status === 'rejected') return undefined;
     const answer = answerOf(row);

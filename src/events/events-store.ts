@@ -1,6 +1,5 @@
 import type { Queryable } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
-import { ROW_ID } from '../platform/secrets.js';
 import type { EventRow } from './event-row.js';
 import { findEvent, findEventsByIds } from './events-repo.js';
 
@@ -10,7 +9,7 @@ export class EventsStore {
 
   /** @throws AppError 404 when the event does not exist in this workspace. */
   async find(workspaceId: string, id: string): Promise<EventRow> {
-    const row = ROW_ID.test(id) ? await findEvent(this.db, workspaceId, id) : undefined;
+    const row = await findEvent(this.db, workspaceId, id);
     if (!row) throw notFound('This event');
     return row;
   }

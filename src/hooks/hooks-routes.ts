@@ -1,5 +1,6 @@
 import { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import { AppError } from '../platform/errors.js';
+import { isRowId } from '../platform/ids.js';
 import type { EventAnswers } from '../events/event-answers.js';
 import { hookErrors } from './hook-errors.js';
 import type { ReceivingChannel } from './ingest-service.js';
@@ -53,10 +54,12 @@ export function hooksRouter(
     next();
   };
 
-  // The sender fetches the reply later: no quota, no per-channel limit, only the sender's.
+  // The sender fetches the reply later: no quota, no per-channel limit, only the sender's. The
+  // event id is checked here, not before: the contract's order puts the token (404) first.
   const fetchAnswer: HookHandler = async (req, res) => {
     const wait = requestedWait(req, syncWaitMaxS);
     if (wait instanceof AppError) throw wait;
+    if (!isRowId(req.params.eventId)) throw hookErrors.eventNotFound();
     const answer = await answers.inChannel(res.locals.channel.id, req.params.eventId, wait.ms);
     if (!answer) throw hookErrors.eventNotFound();
     if (wait.preferenceApplied) res.set('Preference-Applied', wait.preferenceApplied);

@@ -1,6 +1,4 @@
 import { ZodError } from 'zod';
-import { channelIdSchema } from '../channels/channels-schemas.js';
-import { notFound } from '../platform/errors.js';
 
 /** Text from a textarea: browsers send CRLF line breaks, stored text uses LF. */
 export function textareaText(value: string): string {
@@ -18,11 +16,4 @@ export function fieldErrors(error: unknown): FieldErrors | undefined {
     errors[field] ??= issue.message;
   }
   return errors;
-}
-
-/** A path id that cannot belong to anything answers like an unknown one: 404. */
-export function pathId(raw: unknown, what: string): string {
-  const parsed = channelIdSchema.safeParse(raw);
-  if (!parsed.success) throw notFound(what);
-  return parsed.data;
 }

@@ -36,6 +36,3 @@ export function newToken(bits: number): string {
 export function newSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
-
-/** The shape of every row id the API and the panel accept: a positive bigint. */
-export const ROW_ID = /^[1-9]\d{0,17}$/;

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { PROVIDER_NAME } from '../ai/ai-settings.js';
-import { ROW_ID } from '../platform/secrets.js';
-import { DEFAULT_PROVIDER, PROVIDER_KINDS } from './provider-kinds.js';
+import { PROVIDER_KINDS } from './provider-kinds.js';
 
 /** What channels write in `ai.provider` and `ai.fallbacks[].provider`. */
 const providerName = z.string().regex(PROVIDER_NAME, 'must be 1 to 64 letters, digits, "-" or "_"');
@@ -33,12 +32,6 @@ export const updateProviderSchema = z.strictObject({
 export const testProviderSchema = z.strictObject({
   model: z.string().trim().min(1, 'must not be empty').max(200),
 });
-
-/** A row id, or `default`; anything else answers like an unknown provider. */
-export function providerId(raw: unknown): string {
-  if (raw === DEFAULT_PROVIDER) return DEFAULT_PROVIDER;
-  return typeof raw === 'string' && ROW_ID.test(raw) ? raw : '0';
-}
 
 export type CreateProvider = z.infer<typeof createProviderSchema>;
 export type UpdateProvider = z.infer<typeof updateProviderSchema>;

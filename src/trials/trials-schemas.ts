@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { aiSettingsInputSchema } from '../ai/ai-settings.js';
-import { ROW_ID } from '../platform/secrets.js';
+import { rowId } from '../platform/ids.js';
 
 /** The most events one trial asks. */
 export const MAX_TRIAL_EVENTS = 100;
 
 const eventId = z.union([
-  z.string().regex(ROW_ID, 'must be an event id'),
+  rowId('must be an event id'),
   z.number().int().positive().transform(String),
 ]);
 
@@ -21,5 +21,3 @@ export const createTrialSchema = z.strictObject({
 });
 
 export type CreateTrial = z.infer<typeof createTrialSchema>;
-
-export const trialIdSchema = z.string().regex(ROW_ID, 'must be a trial id');

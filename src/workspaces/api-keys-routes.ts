@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { idRouter } from '../platform/ids.js';
 import type { ApiKeysService } from './api-keys-service.js';
 import { apiKeyCreateSchema } from './workspaces-schemas.js';
 
@@ -7,7 +8,7 @@ import { apiKeyCreateSchema } from './workspaces-schemas.js';
  * in the answer that creates it and nowhere else; lists show its first characters only.
  */
 export function apiKeysRoutes(apiKeys: ApiKeysService): Router {
-  const router = Router();
+  const router = idRouter();
 
   router.get('/api-keys', async (_req, res) => {
     res.json({ data: await apiKeys.list(res.locals.workspaceId) });
@@ -21,8 +22,8 @@ export function apiKeysRoutes(apiKeys: ApiKeysService): Router {
   });
 
   // Revoked keys stay listed (with `revoked_at`), as in the panel; a request with one gets 401.
-  router.delete('/api-keys/:id', async (req, res) => {
-    await apiKeys.revoke(res.locals.workspaceId, String(req.params.id));
+  router.delete('/api-keys/:keyId', async (req, res) => {
+    await apiKeys.revoke(res.locals.workspaceId, req.params.keyId);
     res.status(204).end();
   });
 

@@ -1,7 +1,19 @@
+import request from 'supertest';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
 import { PanelClient, ADMIN_ENV } from '../panel/panel-client.js';
+import { appRoutes } from '../support/app-routes.js';
 import { Driver, type ChannelJson } from '../support/driver.js';
 import { useTestApp } from '../support/harness.js';
+import { TEST_ADMIN_KEY } from '../support/test-app.js';
+import {
+  ID_ROUTES,
+  NOT_ID_ROUTES,
+  ROW_ID_PARTS,
+  routeShape,
+  type Answer,
+  type PathPart,
+} from './id-routes.js';
 
 const { app, driver } = useTestApp({ env: ADMIN_ENV });
 
@@ -225,3 +237,214 @@ describe('SQL injection', () => {
     expect(rows.map((r) => r.name).sort()).toEqual([`Their workspace`, `w' or '1'='1`]);
   });
 });
+
+// Ids that are not a row id in every way one can be wrong: these must never reach SQL (a `::bigint`
+// of one fails the statement: a 500), and answer as an unknown id does.
+const MALFORMED_IDS = ['abc', '01', '+1', ' 1', '1 ', '\uFF11', '0x10', ...PAYLOADS];
+
+describe('row ids in a path', () => {
+  /** A real record of each kind, for the parts of a path that are not the one malformed. */
+  const valid = {} as Record<PathPart, string>;
+
+  beforeAll(async () => {
+    const walked = await driver.createChannel({
+      name: 'Walked',
+      template: 'Walked {{x}}',
+      destinations: [{ kind: 'webhook', url: 'https://example.com/walked', enabled: false }],
+    });
+    const sent = await driver.sendEvent(walked.webhook_url, { x: 1 });
+    const trial = await driver
+      .api('post', `/channels/${walked.id}/trials`)
+      .send({ events: { last: 1 } })
+      .expect(202);
+    const stored = await driver.api('get', `/channels/${walked.id}`).expect(200);
+    Object.assign(valid, {
+      channel: walked.id,
+      event: String(sent.body.event_id),
+      trial: String(trial.body.id),
+      destination: String(stored.body.destinations[0].id),
+      token: walked.webhook_url.slice(walked.webhook_url.lastIndexOf('/') + 1),
+      version: '1',
+    });
+  });
+
+  it('walks every route with a parameter in its path', () => {
+    const served = appRoutes(createApp(app.ctx))
+      .filter((route) => route.path.includes('{'))
+      .map(routeShape);
+    const walked = [...ID_ROUTES.map((route) => route.route), ...NOT_ID_ROUTES];
+    expect(served.filter((route) => !walked.includes(route))).toEqual([]);
+    expect(walked.filter((route) => !served.includes(route))).toEqual([]);
+  });
+
+  it.each(ID_ROUTES)('$route: a malformed id is not found, and changes nothing', async (walk) => {
+    const before = await snapshot();
+    const problems: string[] = [];
+    const [method = '', path = ''] = walk.route.split(' ');
+    for (const [index, part] of walk.parts.entries()) {
+      if (!ROW_ID_PARTS.includes(part)) continue;
+      const expected = walk.answers[index] as Answer;
+      for (const id of MALFORMED_IDS) {
+        let at = 0;
+        const url = path.replace(/\{\}/g, () => {
+          const value = at === index ? id : valid[walk.parts[at] as PathPart];
+          at++;
+          return enc(value);
+        });
+        const res = await send(method, url, walk.body);
+        if (!answers(res, expected)) {
+          const shown = id.length > 40 ? `${id.slice(0, 40)}… (${id.length})` : id;
+          problems.push(
+            `${JSON.stringify(shown)} as part ${index}: ${res.status} ${detailOf(res)}`,
+          );
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    // A refusal changes nothing.
+    if (Object.values(walk.answers).every((answer) => (answer?.status ?? 0) >= 400))
+      expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe('row ids in a query string or a body', () => {
+  // The panel trims what a form or a query gives (` 1` is channel 1 there): those are left out.
+  const ids = MALFORMED_IDS.filter((id) => id === id.trim());
+  // A JSON body may give an id as a number: these are not row ids either.
+  const numbers = [-1, 0, 1.5, 1e21, 2 ** 63, Number.MAX_SAFE_INTEGER + 2];
+  let channelId: string;
+  let eventId: string;
+
+  beforeAll(async () => {
+    const channel = await driver.createChannel({ name: 'Fields', template: 'Fields {{x}}' });
+    channelId = channel.id;
+    eventId = String((await driver.sendEvent(channel.webhook_url, { x: 1 })).body.event_id);
+  });
+
+  const channelIdRefused: Answer = { status: 400, detail: 'channel_id: must be a channel id' };
+  const FIELDS: {
+    label: string;
+    send: (id: string | number) => Promise<{ status: number; text: string; type: string }>;
+    answer: Answer;
+    /** For a JSON body: what the id answers given as a number. */
+    numbers?: (id: number) => Answer;
+  }[] = [
+    ...['/events', '/events/export', '/events/stream'].map((path) => ({
+      label: `GET /api/v1${path}?channel_id=`,
+      send: (id: string | number) => api('get', `${path}?${query({ channel_id: String(id) })}`),
+      answer: channelIdRefused,
+    })),
+    {
+      label: 'POST /api/v1/events/replay {channel_id}',
+      send: (id) => api('post', '/events/replay', { channel_id: id, dry_run: true }),
+      answer: channelIdRefused,
+      numbers: () => ({ status: 400, detail: 'channel_id: Invalid input' }),
+    },
+    {
+      label: 'POST /api/v1/channels/{id}/trials {events: {ids}}',
+      send: (id) => api('post', `/channels/${channelId}/trials`, { events: { ids: [id] } }),
+      answer: { status: 400, detail: 'events.ids.0: must be an event id' },
+      numbers: () => ({ status: 400, detail: 'events: Invalid input' }),
+    },
+    {
+      label: 'POST /api/v1/alerts {condition: {channel_id}}',
+      send: (id) =>
+        api('post', '/alerts', {
+          name: 'Fails',
+          condition: { type: 'delivery_failed', channel_id: id },
+          notify: { kind: 'webhook', url: 'https://alerts.example.com/hook' },
+        }),
+      answer: { status: 400, detail: 'condition.channel_id: must be a channel id' },
+      numbers: (id) => ({
+        status: 400,
+        detail: `condition.channel_id: ${
+          id > Number.MAX_SAFE_INTEGER
+            ? `must be at most ${Number.MAX_SAFE_INTEGER}`
+            : Number.isInteger(id)
+              ? 'must be a channel id'
+              : 'Invalid input'
+        }`,
+      }),
+    },
+    {
+      label: 'PATCH /api/v1/channels/{id} {destinations: [{id}]}',
+      send: (id) =>
+        api('patch', `/channels/${channelId}`, {
+          destinations: [{ id, kind: 'webhook', url: 'https://example.com/hook' }],
+        }),
+      answer: { status: 400, detail: 'destinations.0.id: must be a destination id' },
+    },
+    {
+      label: 'GET /logs?channel=',
+      send: (id) => panel.page(`/logs?${query({ channel: String(id) })}`),
+      answer: { status: 404, detail: 'This channel does not exist.' },
+    },
+    {
+      label: 'GET /logs?delivery_to=',
+      send: (id) => panel.page(`/logs?${query({ delivery_to: String(id) })}`),
+      answer: { status: 200, shows: 'showing every target.' },
+    },
+    {
+      // A channel that cannot exist matches no event, like an unknown one.
+      label: 'GET /logs/export?channel=',
+      send: (id) => panel.page(`/logs/export?${query({ format: 'jsonl', channel: String(id) })}`),
+      answer: { status: 200, text: '' },
+    },
+    {
+      label: 'POST /logs/{id}/deliver-again destination_id=',
+      send: (id) => panel.form(`/logs/${eventId}/deliver-again`, { destination_id: String(id) }),
+      answer: { status: 404, detail: 'This destination does not exist.' },
+    },
+    {
+      label: 'GET /channels/{id}?sample_event=',
+      send: (id) => panel.page(`/channels/${channelId}?${query({ sample_event: String(id) })}`),
+      answer: { status: 404, detail: 'This event does not exist.' },
+    },
+  ];
+
+  it.each(FIELDS)('$label: a malformed id answers as before', async (field) => {
+    const before = await snapshot();
+    const problems: string[] = [];
+    const probes = [
+      ...ids.map((id) => [id, field.answer] as const),
+      ...numbers.flatMap((id) => (field.numbers ? [[id, field.numbers(id)] as const] : [])),
+    ];
+    for (const [id, expected] of probes) {
+      const res = await field.send(id);
+      const shown = typeof id === 'string' && id.length > 40 ? `${id.slice(0, 40)}…` : id;
+      if (!answers(res, expected))
+        problems.push(`${JSON.stringify(shown)}: ${res.status} ${detailOf(res)}`);
+    }
+    expect(problems).toEqual([]);
+    expect(await snapshot()).toEqual(before);
+  });
+});
+
+/** Whether a response is the expected answer: its status, and its detail or text. */
+function answers(res: { status: number; text: string; type: string }, expected: Answer): boolean {
+  if (res.status !== expected.status) return false;
+  if (expected.text !== undefined) return res.text === expected.text;
+  if (expected.shows !== undefined) return res.text.includes(expected.shows);
+  return detailOf(res) === expected.detail;
+}
+
+/** The words of a refusal: a problem's `detail`, or what the panel's error page says. */
+function detailOf(res: { text: string; type: string }): string | undefined {
+  if (/^text\/html/.test(res.type))
+    return /<div class="error-code">\d+<\/div>\s*<h1>[^<]*<\/h1>\s*<p>([^<]*)<\/p>/.exec(
+      res.text,
+    )?.[1];
+  return (JSON.parse(res.text || '{}') as { detail?: string }).detail;
+}
+
+/** One request as its caller would make it: the API with a key, the panel signed in. */
+function send(method: string, path: string, body: Record<string, unknown> | undefined) {
+  if (path.startsWith('/api/') || path.startsWith('/hooks/')) {
+    const verb = method === 'all' ? 'get' : (method as 'get' | 'post' | 'patch' | 'delete');
+    const req = request(app.baseUrl)[verb](path);
+    if (path.startsWith('/api/')) req.set('Authorization', `Bearer ${TEST_ADMIN_KEY}`);
+    return body ? req.send(body) : req;
+  }
+  if (method === 'get') return panel.page(path);
+  return panel.form(path, (body ?? {}) as Record<string, string>);
+}

@@ -1,6 +1,7 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { createAlertSchema, type AlertCondition } from '../../alerts/alert-schemas.js';
 import { AppError } from '../../platform/errors.js';
+import { idRouter } from '../../platform/ids.js';
 import {
   CHANNEL_TYPES,
   CONDITION_FIELDS,
@@ -11,7 +12,7 @@ import {
   type AlertForm,
 } from './alert-form.js';
 import { KIND_FIELDS, isSecretField } from '../channels/destination-form.js';
-import { pathId, type FieldErrors } from '../forms.js';
+import type { FieldErrors } from '../forms.js';
 import type { PanelServices } from '../panel-services.js';
 import { signedIn, workspaceId } from '../panel-auth.js';
 
@@ -22,7 +23,7 @@ import { signedIn, workspaceId } from '../panel-auth.js';
 export function alertPages(
   ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config' | 'sessions'>,
 ): Router {
-  const router = Router();
+  const router = idRouter();
   router.use((_req, res, next) => {
     res.locals.area = 'alerts';
     next();
@@ -80,8 +81,8 @@ export function alertPages(
   });
 
   /** "Send test": one `alert.test` notification now; the page says what the target answered. */
-  router.post('/:id/test', async (req, res) => {
-    const id = pathId(req.params.id, 'This alert');
+  router.post('/:alertId/test', async (req, res) => {
+    const id = req.params.alertId;
     const test = await ctx.alerts.test(workspaceId(res), id);
     await ctx.sessions.flash(
       signedIn(res).session,

@@ -1,15 +1,16 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { createChannelSchema, updateChannelSchema } from '../../channels/channels-schemas.js';
 import type { PanelServices } from '../panel-services.js';
 import { ZodError } from 'zod';
 import { parseAcceptWhenText } from './accept-when-form.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { idRouter, isRowId } from '../../platform/ids.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { channelEditor } from './channel-editor.js';
 import { trialPages } from './trial-pages.js';
 import { dateTimeLocalValue } from '../format.js';
 import { senderChangesOf, senderFieldErrors, senderFormFrom } from './sender-form.js';
-import { fieldErrors, pathId, textareaText } from '../forms.js';
+import { fieldErrors, textareaText } from '../forms.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 const STARTER_TEMPLATE =
@@ -17,7 +18,7 @@ const STARTER_TEMPLATE =
 
 /** The Channels area: list, create, edit, enable/disable, regenerate the URL, delete. */
 export function channelPages(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter();
   const editor = channelEditor(ctx);
   router.use((_req, res, next) => {
     res.locals.area = 'channels';
@@ -74,12 +75,13 @@ export function channelPages(ctx: PanelServices): Router {
     res.redirect(303, `/channels/${channel.id}`);
   });
 
-  router.get('/:id', async (req, res) => {
+  router.get('/:channelId', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
     // "Use as the editor's sample payload" on an event page of Brain Logs.
     const sampleEvent = req.query.sample_event;
     if (typeof sampleEvent === 'string') {
+      if (!isRowId(sampleEvent)) throw notFound('This event');
       const event = await ctx.eventReader.get(ws, sampleEvent);
       return editor.show(
         res,
@@ -98,9 +100,9 @@ export function channelPages(ctx: PanelServices): Router {
     );
   });
 
-  router.post('/:id', async (req, res) => {
+  router.post('/:channelId', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ name: form.name, template: form.template });
     const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
@@ -131,14 +133,14 @@ export function channelPages(ctx: PanelServices): Router {
     res.redirect(303, `/channels/${channel.id}`);
   });
 
-  router.post('/:id/preview', async (req, res) => {
-    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+  router.post('/:channelId/preview', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), req.params.channelId);
     await editor.preview(req, res, channel);
   });
 
-  router.post('/:id/senders', async (req, res) => {
+  router.post('/:channelId/senders', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
     const submitted = senderFormFrom(req.body);
     const refuse = (error: ZodError) =>
       editor.show(
@@ -166,8 +168,8 @@ export function channelPages(ctx: PanelServices): Router {
     res.redirect(303, `/channels/${channel.id}#who-may-send`);
   });
 
-  router.post('/:id/test', async (req, res) => {
-    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+  router.post('/:channelId/test', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), req.params.channelId);
     await editor.sendTestEvent(req, res, channel);
   });
 
@@ -175,12 +177,10 @@ export function channelPages(ctx: PanelServices): Router {
     ['enable', true],
     ['disable', false],
   ] as const) {
-    router.post(`/:id/${action}`, async (req, res) => {
-      const channel = await ctx.channels.update(
-        workspaceId(res),
-        pathId(req.params.id, 'This channel'),
-        { enabled },
-      );
+    router.post(`/:channelId/${action}`, async (req, res) => {
+      const channel = await ctx.channels.update(workspaceId(res), req.params.channelId, {
+        enabled,
+      });
       await ctx.sessions.flash(signedIn(res).session, {
         kind: 'ok',
         text: enabled
@@ -193,19 +193,16 @@ export function channelPages(ctx: PanelServices): Router {
 
   trialPages(router, ctx, editor);
 
-  router.get('/:id/regenerate', async (req, res) => {
-    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+  router.get('/:channelId/regenerate', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), req.params.channelId);
     res.render('channels/confirm-regenerate', {
       title: `Regenerate URL · ${channel.name}`,
       channel,
     });
   });
 
-  router.post('/:id/regenerate', async (req, res) => {
-    const channel = await ctx.channels.regenerateUrl(
-      workspaceId(res),
-      pathId(req.params.id, 'This channel'),
-    );
+  router.post('/:channelId/regenerate', async (req, res) => {
+    const channel = await ctx.channels.regenerateUrl(workspaceId(res), req.params.channelId);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',
       text: 'New webhook URL created. The old URL now answers 404: update every sender to the new one.',
@@ -213,14 +210,14 @@ export function channelPages(ctx: PanelServices): Router {
     res.redirect(303, `/channels/${channel.id}`);
   });
 
-  router.get('/:id/delete', async (req, res) => {
-    const channel = await ctx.channels.get(workspaceId(res), pathId(req.params.id, 'This channel'));
+  router.get('/:channelId/delete', async (req, res) => {
+    const channel = await ctx.channels.get(workspaceId(res), req.params.channelId);
     res.render('channels/confirm-delete', { title: `Delete · ${channel.name}`, channel });
   });
 
-  router.post('/:id/delete', async (req, res) => {
+  router.post('/:channelId/delete', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
     await ctx.channels.delete(ws, channel.id);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',

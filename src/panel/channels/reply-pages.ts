@@ -1,6 +1,7 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { updateChannelSchema } from '../../channels/channels-schemas.js';
-import { AppError } from '../../platform/errors.js';
+import { AppError, notFound } from '../../platform/errors.js';
+import { idRouter, isRowId } from '../../platform/ids.js';
 import { randomUUID } from 'node:crypto';
 import { sendToDestination } from '../../destinations/send-to-destination.js';
 import { createTransportDeps } from '../../destinations/transport-deps.js';
@@ -11,7 +12,6 @@ import {
   postedDestinationForm,
   storedInputs,
 } from './destination-form.js';
-import { pathId } from '../forms.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
 import type { PanelServices } from '../panel-services.js';
 
@@ -20,17 +20,17 @@ import type { PanelServices } from '../panel-services.js';
  * and Brain Logs' "deliver again". Each answers with a redirect and a one-line notice.
  */
 export function replyPages(ctx: PanelServices): { channels: Router; logs: Router } {
-  const router = Router();
-  const logs = Router();
+  const router = idRouter();
+  const logs = idRouter();
 
   const back = async (res: Response, to: string, kind: 'ok' | 'error', text: string) => {
     await ctx.sessions.flash(signedIn(res).session, { kind, text });
     res.redirect(303, to);
   };
 
-  router.post('/:id/reply-url', async (req, res) => {
+  router.post('/:channelId/reply-url', async (req, res) => {
     const ws = workspaceId(res);
-    const id = pathId(req.params.id, 'This channel');
+    const id = req.params.channelId;
     const to = `/channels/${id}#replies`;
     const url = formField(req.body, 'reply_url').trim();
     const parsed = updateChannelSchema.safeParse({ reply_delivery: { url: url || null } });
@@ -60,10 +60,11 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
   const editor = channelEditor(ctx);
 
   /** Adds a destination (`new`) or saves one, through the channels service as the API does. */
-  router.post('/:id/destinations/:key', async (req, res) => {
+  const saved = ['/:channelId/destinations/new', '/:channelId/destinations/:destinationId'];
+  router.post<{ channelId: string; destinationId?: string }>(saved, async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
-    const key = req.params.key === 'new' ? 'new' : pathId(req.params.key, 'This destination');
+    const channel = await ctx.channels.get(ws, req.params.channelId);
+    const key = req.params.destinationId ?? 'new';
     const form = postedDestinationForm(req.body, key);
     const list = storedInputs(channel.destinations);
     const index = key === 'new' ? list.length : list.findIndex((entry) => entry.id === key);
@@ -91,20 +92,20 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     );
   });
 
-  router.post('/:id/destinations/:key/remove', async (req, res) => {
+  router.post('/:channelId/destinations/:destinationId/remove', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
-    const key = pathId(req.params.key, 'This destination');
+    const channel = await ctx.channels.get(ws, req.params.channelId);
+    const key = req.params.destinationId;
     const list = storedInputs(channel.destinations).filter((entry) => entry.id !== key);
     await ctx.channels.update(ws, channel.id, updateChannelSchema.parse({ destinations: list }));
     await back(res, `/channels/${channel.id}#destinations`, 'ok', 'Destination removed.');
   });
 
   /** Sends one message now, not through the queue, and says what the platform answered. */
-  router.post('/:id/destinations/:key/test', async (req, res) => {
+  router.post('/:channelId/destinations/:destinationId/test', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
-    const key = pathId(req.params.key, 'This destination');
+    const channel = await ctx.channels.get(ws, req.params.channelId);
+    const key = req.params.destinationId;
     const to = `/channels/${channel.id}#destination-${key}`;
     const destination = channel.destinations.find((entry) => entry.id === key);
     const sending = destination && (await ctx.destinations.forSending([key])).get(key);
@@ -131,8 +132,8 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     ['enable', true],
     ['disable', false],
   ] as const) {
-    router.post(`/:id/reply-delivery/${action}`, async (req, res) => {
-      const id = pathId(req.params.id, 'This channel');
+    router.post(`/:channelId/reply-delivery/${action}`, async (req, res) => {
+      const id = req.params.channelId;
       await ctx.channels.update(workspaceId(res), id, { reply_delivery: { enabled } });
       await back(
         res,
@@ -145,8 +146,8 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     });
   }
 
-  router.post('/:id/reply-secret/rotate', async (req, res) => {
-    const id = pathId(req.params.id, 'This channel');
+  router.post('/:channelId/reply-secret/rotate', async (req, res) => {
+    const id = req.params.channelId;
     await ctx.deliveries.rotateReplySecret(workspaceId(res), id);
     await back(
       res,
@@ -156,10 +157,11 @@ export function replyPages(ctx: PanelServices): { channels: Router; logs: Router
     );
   });
 
-  logs.post('/:id/deliver-again', async (req, res) => {
-    const id = pathId(req.params.id, 'This event');
+  logs.post('/:eventId/deliver-again', async (req, res) => {
+    const id = req.params.eventId;
     const destination = (req.body as { destination_id?: unknown } | undefined)?.destination_id;
     const destinationId = typeof destination === 'string' && destination ? destination : undefined;
+    if (destinationId !== undefined && !isRowId(destinationId)) throw notFound('This destination');
     await ctx.deliveries.deliverAgain(workspaceId(res), id, destinationId);
     const what = destinationId ? 'The message to that destination' : 'The reply';
     await back(res, `/logs/${id}`, 'ok', `${what} will be delivered again shortly.`);

@@ -5,11 +5,10 @@ import type { Channel } from '../../channels/channels-service.js';
 import { updateChannelSchema } from '../../channels/channels-schemas.js';
 import { AppError } from '../../platform/errors.js';
 import type { CandidateOutcome, StoredOutcome } from '../../trials/trial-outcomes.js';
-import { trialIdSchema } from '../../trials/trials-schemas.js';
 import type { Trial } from '../../trials/trials-service.js';
 import { aiFormOf, parseAiForm } from './ai-form.js';
 import { RECENT_TRIAL_EVENTS, type channelEditor } from './channel-editor.js';
-import { fieldErrors, pathId } from '../forms.js';
+import { fieldErrors } from '../forms.js';
 import { signedIn, workspaceId } from '../panel-auth.js';
 import type { PanelServices } from '../panel-services.js';
 import { fieldDiff, jsonObjects, wordDiff, type DiffPart, type FieldChange } from './reply-diff.js';
@@ -40,9 +39,9 @@ export function trialPages(
   ctx: PanelServices,
   editor: ReturnType<typeof channelEditor>,
 ): void {
-  router.post('/:id/trials', async (req, res) => {
+  router.post('/:channelId/trials', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
     const form = editor.formOf(req.body, channel);
     const parsed = updateChannelSchema.safeParse({ template: form.template });
     const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
@@ -69,10 +68,10 @@ export function trialPages(
     res.redirect(303, `/channels/${channel.id}/trials/${trial.id}`);
   });
 
-  router.get('/:id/trials/:trial', async (req, res) => {
+  router.get('/:channelId/trials/:trialId', async (req, res) => {
     const ws = workspaceId(res);
-    const channel = await ctx.channels.get(ws, pathId(req.params.id, 'This channel'));
-    const trial = await ctx.trials.get(ws, trialId(req.params.trial));
+    const channel = await ctx.channels.get(ws, req.params.channelId);
+    const trial = await ctx.trials.get(ws, req.params.trialId);
     if (trial.channel_id !== channel.id) throw new AppError(404, 'not_found', 'Not found');
     const payloads = await ctx.trials.payloadExcerpts(ws, trial, PAYLOAD_EXCERPT_CHARS);
     res.render('channels/trial', {
@@ -83,9 +82,9 @@ export function trialPages(
     });
   });
 
-  router.post('/:id/trials/:trial/promote', async (req, res) => {
+  router.post('/:channelId/trials/:trialId/promote', async (req, res) => {
     const ws = workspaceId(res);
-    const id = trialId(req.params.trial);
+    const id = req.params.trialId;
     const channel = await ctx.trials.promote(ws, id);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',
@@ -94,9 +93,9 @@ export function trialPages(
     res.redirect(303, `/channels/${channel.id}`);
   });
 
-  router.post('/:id/trials/:trial/discard', async (req, res) => {
+  router.post('/:channelId/trials/:trialId/discard', async (req, res) => {
     const ws = workspaceId(res);
-    const trial = await ctx.trials.cancel(ws, trialId(req.params.trial));
+    const trial = await ctx.trials.cancel(ws, req.params.trialId);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',
       text: `Trial #${trial.id} discarded: the channel is unchanged.`,
@@ -104,9 +103,9 @@ export function trialPages(
     res.redirect(303, `/channels/${trial.channel_id}`);
   });
 
-  router.post('/:id/versions/:version/restore', async (req, res) => {
+  router.post('/:channelId/versions/:version/restore', async (req, res) => {
     const ws = workspaceId(res);
-    const channelId = pathId(req.params.id, 'This channel');
+    const channelId = req.params.channelId;
     const version = Number(/^[1-9]\d{0,8}$/.exec(String(req.params.version))?.[0] ?? 0);
     const channel = await ctx.channels.restore(ws, channelId, version);
     await ctx.sessions.flash(signedIn(res).session, {
@@ -135,13 +134,6 @@ function editedPrompt(
     ...(template === channel.template ? {} : { template }),
     ...(changed.length ? { ai } : {}),
   };
-}
-
-function trialId(raw: unknown): string {
-  const parsed = trialIdSchema.safeParse(raw);
-  if (!parsed.success)
-    throw new AppError(404, 'not_found', 'Not found', 'This trial does not exist.');
-  return parsed.data;
 }
 
 function resultView(

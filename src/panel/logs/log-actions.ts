@@ -1,19 +1,19 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { AppError } from '../../platform/errors.js';
+import { idRouter } from '../../platform/ids.js';
 import { exportEvents, EXPORT_TYPES } from '../../brain-logs/events-export.js';
 import { filterConditions } from '../../brain-logs/events-filter.js';
 import { toEventJson } from '../../events/event-object.js';
 import type { PanelServices } from '../panel-services.js';
 import { logsUrl, parseLogFilter } from './log-filters.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
-import { pathId } from '../forms.js';
 
 /**
  * What Brain Logs does besides showing: download a filter's events, follow them live, replay
  * one event or a filter's worth. The same services as the API, behind the panel's sign-in.
  */
 export function logActions(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter();
 
   router.get('/export', async (req, res) => {
     const { filter } = parseLogFilter(req.query);
@@ -64,8 +64,8 @@ export function logActions(ctx: PanelServices): Router {
     res.redirect(303, logsUrl(form));
   });
 
-  router.post('/:id/replay', async (req, res) => {
-    const id = pathId(req.params.id, 'This event');
+  router.post('/:eventId/replay', async (req, res) => {
+    const id = req.params.eventId;
     await flashOutcome(ctx, res, async () => {
       await ctx.eventsReplay.replayOne(workspaceId(res), id);
       return `Event #${id} sent to the AI again; its earlier outcome is kept in its history.`;

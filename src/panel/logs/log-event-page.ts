@@ -1,9 +1,9 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { UNFINISHED_STATUSES } from '../../events/event-states.js';
+import { idRouter } from '../../platform/ids.js';
 import type { PanelServices } from '../panel-services.js';
 import { eventView, LIST_TEXT_LIMIT, rejectedReplyView, threadView } from './log-event-view.js';
 import { workspaceId } from '../panel-auth.js';
-import { pathId } from '../forms.js';
 import { traceUrl } from '../../tracing/tracing.js';
 
 /**
@@ -12,23 +12,23 @@ import { traceUrl } from '../../tracing/tracing.js';
  * the live tail inserts into the list; and the detail fragment shown beside the list.
  */
 export function eventPage(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter();
 
-  const load = async (ws: string, rawId: unknown, limit: number) => {
-    const event = await ctx.eventReader.get(ws, pathId(rawId, 'This event'));
+  const load = async (ws: string, id: string, limit: number) => {
+    const event = await ctx.eventReader.get(ws, id);
     const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
     return eventView(event, channels, limit);
   };
   // The outcome's views (the page and the detail) add the exact refusal the sender got, and what
   // the model answered when its reply was refused as `reply_invalid`.
-  const loadWhole = async (ws: string, rawId: unknown) => {
-    const event = await load(ws, rawId, Number.POSITIVE_INFINITY);
+  const loadWhole = async (ws: string, id: string) => {
+    const event = await load(ws, id, Number.POSITIVE_INFINITY);
     const { refusalDetail, rejectedReply } = await ctx.eventReader.panelNotes(ws, event);
     return { ...event, refusalDetail, rejectedReply: rejectedReplyView(event, rejectedReply) };
   };
 
-  router.get('/:id/row', async (req, res) => {
-    const event = await load(workspaceId(res), req.params.id, LIST_TEXT_LIMIT);
+  router.get('/:eventId/row', async (req, res) => {
+    const event = await load(workspaceId(res), req.params.eventId, LIST_TEXT_LIMIT);
     res.render('logs/row', { event });
   });
 
@@ -36,8 +36,8 @@ export function eventPage(ctx: PanelServices): Router {
   const destinationAttempts = (event: { id: string; deliveries: unknown[] }) =>
     event.deliveries.length ? ctx.deliveries.destinationAttemptsOf(event.id) : new Map();
 
-  router.get('/:id/panel', async (req, res) => {
-    const event = await loadWhole(workspaceId(res), req.params.id);
+  router.get('/:eventId/panel', async (req, res) => {
+    const event = await loadWhole(workspaceId(res), req.params.eventId);
     const [deliveryAttempts, attemptsByDestination] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       destinationAttempts(event),
@@ -45,8 +45,8 @@ export function eventPage(ctx: PanelServices): Router {
     res.render('logs/detail', { event, deliveryAttempts, attemptsByDestination });
   });
 
-  router.get('/:id', async (req, res) => {
-    const event = await loadWhole(workspaceId(res), req.params.id);
+  router.get('/:eventId', async (req, res) => {
+    const event = await loadWhole(workspaceId(res), req.params.eventId);
     const [deliveryAttempts, thread, attemptsByDestination] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),

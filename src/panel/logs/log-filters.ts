@@ -1,7 +1,7 @@
 import { isEventStatus } from '../../events/event-states.js';
 import type { EventFilter } from '../../brain-logs/events-filter.js';
 import { isDeliveryFilter, REPLY_URL_TARGET } from '../../brain-logs/delivery-filter.js';
-import { ROW_ID } from '../../platform/secrets.js';
+import { isRowId } from '../../platform/ids.js';
 import { dateTimeLocalValue, STATUS_LABELS } from '../format.js';
 import { parseLogSearch } from './log-search.js';
 
@@ -81,7 +81,8 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
     form.from = dateTimeLocalValue(filter.from);
     form.to = '';
   }
-  if (form.channel) filter.channelId = form.channel;
+  // A channel id that cannot be one matches nothing, like an unknown one (ids start at 1).
+  if (form.channel) filter.channelId = isRowId(form.channel) ? form.channel : '0';
   if (form.thread) filter.threadKey = form.thread;
   if (form.version) {
     const version = /^[1-9]\d{0,8}$/.test(form.version) ? Number(form.version) : undefined;
@@ -99,11 +100,11 @@ export function parseLogFilter(query: Record<string, unknown>, now = new Date())
   }
   if (form.delivery && !isDeliveryFilter(form.delivery))
     problems.push(`There is no delivery state “${form.delivery}”; showing every event.`);
-  if (form.delivery_to && form.delivery_to !== REPLY_URL_TARGET && !ROW_ID.test(form.delivery_to))
+  if (form.delivery_to && form.delivery_to !== REPLY_URL_TARGET && !isRowId(form.delivery_to))
     problems.push(`There is no destination “${form.delivery_to}”; showing every target.`);
   const state = isDeliveryFilter(form.delivery) ? form.delivery : undefined;
   const to =
-    form.delivery_to === REPLY_URL_TARGET || ROW_ID.test(form.delivery_to)
+    form.delivery_to === REPLY_URL_TARGET || isRowId(form.delivery_to)
       ? form.delivery_to
       : undefined;
   if (state || to) filter.delivery = { state, to };

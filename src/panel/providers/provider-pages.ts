@@ -1,9 +1,9 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
 import { AppError, fieldErrorsOf } from '../../platform/errors.js';
-import { PROVIDER_KINDS } from '../../providers/provider-kinds.js';
+import { idRouter } from '../../platform/ids.js';
+import { DEFAULT_PROVIDER, PROVIDER_KINDS } from '../../providers/provider-kinds.js';
 import {
   createProviderSchema,
-  providerId,
   testProviderSchema,
   updateProviderSchema,
 } from '../../providers/providers-schemas.js';
@@ -25,7 +25,7 @@ const EMPTY_FORM: ProviderForm = { name: '', kind: 'openai', base_url: '' };
  * page says whether one is set, an empty key field keeps it, and "Clear the key" removes it.
  */
 export function providerPages(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter({ providerId: [DEFAULT_PROVIDER] });
   router.use((_req, res, next) => {
     res.locals.area = 'providers';
     next();
@@ -93,14 +93,14 @@ export function providerPages(ctx: PanelServices): Router {
     res.redirect(303, '/providers');
   });
 
-  router.get('/:id', async (req, res) => {
-    const provider = await ctx.providers.get(workspaceId(res), providerId(req.params.id));
+  router.get('/:providerId', async (req, res) => {
+    const provider = await ctx.providers.get(workspaceId(res), req.params.providerId);
     await showEdit(res, provider, {});
   });
 
-  router.post('/:id', async (req, res) => {
+  router.post('/:providerId', async (req, res) => {
     const ws = workspaceId(res);
-    const provider = await ctx.providers.get(ws, providerId(req.params.id));
+    const provider = await ctx.providers.get(ws, req.params.providerId);
     const form = { ...formOf(req.body), kind: provider.kind };
     const key = formField(req.body, 'api_key');
     const parsed = updateProviderSchema.safeParse({
@@ -121,9 +121,9 @@ export function providerPages(ctx: PanelServices): Router {
     res.redirect(303, `/providers/${provider.id}`);
   });
 
-  router.post('/:id/delete', async (req, res) => {
+  router.post('/:providerId/delete', async (req, res) => {
     const ws = workspaceId(res);
-    const provider = await ctx.providers.get(ws, providerId(req.params.id));
+    const provider = await ctx.providers.get(ws, req.params.providerId);
     try {
       await ctx.providers.delete(ws, provider.id);
     } catch (error) {
@@ -138,9 +138,9 @@ export function providerPages(ctx: PanelServices): Router {
     res.redirect(303, '/providers');
   });
 
-  router.post('/:id/test', async (req, res) => {
+  router.post('/:providerId/test', async (req, res) => {
     const ws = workspaceId(res);
-    const provider = await ctx.providers.get(ws, providerId(req.params.id));
+    const provider = await ctx.providers.get(ws, req.params.providerId);
     const model = formField(req.body, 'model').trim();
     const parsed = testProviderSchema.safeParse({ model });
     if (!parsed.success) {

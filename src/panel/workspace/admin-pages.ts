@@ -1,7 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
 import { emailAddress } from '../../platform/email-address.js';
+import { idRouter } from '../../platform/ids.js';
 import type { PanelServices } from '../panel-services.js';
-import { pathId } from '../forms.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 const email = emailAddress('must be an e-mail address such as ada@example.com').max(320);
@@ -11,7 +11,7 @@ const email = emailAddress('must be an e-mail address such as ada@example.com').
  * e-mail and gets a one-time link, shown here once, valid 24 hours, to pass on.
  */
 export function adminPages(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter();
   router.use((_req, res, next) => {
     res.locals.area = 'workspace';
     next();
@@ -39,9 +39,9 @@ export function adminPages(ctx: PanelServices): Router {
     });
   });
 
-  router.post('/:id/remove', async (req, res) => {
+  router.post('/:adminId/remove', async (req, res) => {
     const { session, admin } = signedIn(res);
-    await ctx.invitations.remove(workspaceId(res), pathId(req.params.id, 'This admin'), admin.id);
+    await ctx.invitations.remove(workspaceId(res), req.params.adminId, admin.id);
     await ctx.sessions.flash(session, {
       kind: 'ok',
       text: 'Admin removed: they can no longer open this workspace.',
@@ -49,8 +49,8 @@ export function adminPages(ctx: PanelServices): Router {
     res.redirect(303, '/workspace#admins');
   });
 
-  router.post('/invitations/:id/cancel', async (req, res) => {
-    await ctx.invitations.cancel(workspaceId(res), pathId(req.params.id, 'This invitation'));
+  router.post('/invitations/:invitationId/cancel', async (req, res) => {
+    await ctx.invitations.cancel(workspaceId(res), req.params.invitationId);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',
       text: 'Invitation cancelled: its link no longer works.',

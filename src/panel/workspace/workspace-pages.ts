@@ -2,8 +2,9 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { PanelServices } from '../panel-services.js';
 import { notFound } from '../../platform/errors.js';
+import { idRouter } from '../../platform/ids.js';
 import { workspacePatchSchema } from '../../workspaces/workspaces-schemas.js';
-import { fieldErrors, pathId, type FieldErrors } from '../forms.js';
+import { fieldErrors, type FieldErrors } from '../forms.js';
 import { localPath } from '../local-path.js';
 import { formField, requireWorkspace, signedIn, workspaceId } from '../panel-auth.js';
 
@@ -22,7 +23,7 @@ interface WorkspaceForm {
 
 /** `/workspace`: quota, budget, usage and API keys of the current workspace; switching workspaces. */
 export function workspacePages(ctx: PanelServices): Router {
-  const router = Router();
+  const router = idRouter();
   router.use((_req, res, next) => {
     res.locals.area = 'workspace';
     next();
@@ -144,8 +145,8 @@ export function workspacePages(ctx: PanelServices): Router {
     });
   });
 
-  router.post('/api-keys/:id/revoke', async (req, res) => {
-    await ctx.apiKeys.revoke(workspaceId(res), pathId(req.params.id, 'This API key'));
+  router.post('/api-keys/:keyId/revoke', async (req, res) => {
+    await ctx.apiKeys.revoke(workspaceId(res), req.params.keyId);
     await ctx.sessions.flash(signedIn(res).session, {
       kind: 'ok',
       text: 'API key revoked: requests with it now get 401.',
