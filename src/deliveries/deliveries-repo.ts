@@ -167,7 +167,7 @@ export interface DeliveryFailureGroup {
 /**
  * Events of a workspace (or one channel) received in [from, to) whose newest message to a target
  * ended `failed`, grouped by channel and target, most frequent first: Brain Logs' "delivery to
- * Slack #7 failed ×3", whose link (delivery=failed, to that target, the same window) lists
+ * Slack #alerts failed ×3", whose link (delivery=failed, to that target, the same window) lists
  * exactly those events.
  */
 export async function deliveryFailureGroups(

@@ -109,3 +109,26 @@ export async function destinationsForSending(
   );
   return rows;
 }
+
+/** What names a destination (destination-label.ts), with its sealed secret: a webhook URL's host. */
+export interface LabelRow {
+  id: string;
+  kind: DestinationKind;
+  url: string | null;
+  fields: Record<string, string>;
+  secret: string | null;
+}
+
+/** The destinations of these channels, for their names (removed ones are gone with their messages). */
+export async function destinationsToName(
+  db: Queryable,
+  channelIds: readonly string[],
+): Promise<LabelRow[]> {
+  if (channelIds.length === 0) return [];
+  const { rows } = await db.query<LabelRow>(
+    `select id, kind, url, fields, secret from destinations
+     where channel_id = any($1::bigint[]) and role = 'destination'`,
+    [channelIds],
+  );
+  return rows;
+}

@@ -16,6 +16,7 @@ import {
   type DestinationKind,
   type DestinationSettings,
 } from './destination-schemas.js';
+import { destinationLabel } from './destination-label.js';
 import * as repo from './destinations-repo.js';
 import * as replyUrl from './reply-url-repo.js';
 
@@ -153,6 +154,26 @@ export class DestinationsService {
     for (const row of rows)
       byChannel.get(row.channel_id)?.push(toJson(row, row.url && this.secrets.open(row.url)));
     return byChannel;
+  }
+
+  /**
+   * The name of each destination of these channels, by id (destination-label.ts). A chat
+   * platform's webhook URL is opened only to take its host; a bot token is never opened.
+   */
+  async labels(channelIds: readonly string[]): Promise<Map<string, string>> {
+    const unique = [...new Set(channelIds)];
+    const rows = await repo.destinationsToName(this.db, unique);
+    return new Map(
+      rows.map((row) => {
+        const postsToWebhookUrl =
+          row.kind === 'discord' ||
+          row.kind === 'teams' ||
+          (row.kind === 'slack' && slackMode(row.fields) === 'webhook_url');
+        const stored = row.kind === 'webhook' ? row.url : postsToWebhookUrl ? row.secret : null;
+        const url = stored && this.secrets.open(stored);
+        return [row.id, destinationLabel({ kind: row.kind, fields: row.fields, url })];
+      }),
+    );
   }
 
   /** The `reply_delivery` of each of these channels. */

@@ -372,6 +372,45 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-delivery-failed-1440.png` });
   });
 
+  it("shows in red a row whose Slack message failed while its reply URL's was delivered", async () => {
+    const alerting = await driver.createChannel({
+      name: 'Alerting',
+      template: 'Alert {{n}}',
+      reply_delivery: { url: 'https://example.invalid/hook' },
+      destinations: [{ kind: 'slack', token: 'xoxb-e2e-token', channel: 'alerts' }],
+    });
+    const id = (await driver.sendEvent(alerting.webhook_url, { n: 1 })).body.event_id as string;
+    const worker = createWorker(app.ctx);
+    while ((await worker.runOnce()) > 0);
+    // As the delivery worker leaves them (none runs here): the reply URL's delivered, Slack's failed.
+    await app.ctx.db.query(
+      `update deliveries set state = case when destination_id is null then 'delivered' else 'failed' end
+       where event_id = $1`,
+      [id],
+    );
+    await page.goto(`/logs?channel=${alerting.id}`);
+    const badge = page.locator(`#event-${id} .c-delivery .badge`);
+    expect(await badge.textContent()).toBe('1 of 2 failed');
+    expect(await badge.getAttribute('title')).toBe(
+      'Reply URL: Delivered\nSlack #alerts: Delivery failed',
+    );
+    // Drawn in the panel's colour for what went wrong, as a failed event's status is.
+    // Browser code as text: this file is compiled without the DOM's types.
+    const colours = (await page.evaluate(`(() => {
+      const probe = document.createElement('span');
+      probe.style.color = 'var(--bad)';
+      document.body.append(probe);
+      const bad = getComputedStyle(probe).color;
+      probe.remove();
+      const cell = document.querySelector('#event-${id} .c-delivery .badge');
+      return { text: getComputedStyle(cell).color, bad };
+    })()`)) as { text: string; bad: string };
+    expect(colours.bad).toBe('rgb(180, 35, 24)'); // --bad: the panel's red
+    expect(colours.text).toBe(colours.bad);
+    expect(await page.content()).not.toContain('xoxb-e2e-token');
+    await page.screenshot({ path: `${SCREENSHOTS}/brain-logs-targets-failed-1440.png` });
+  });
+
   it("shows each reply attempt's target and answer within the detail pane, and on a phone", async () => {
     const replying = await driver.createChannel({
       name: 'Replies',

@@ -63,14 +63,16 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
-    const [replySecret, lastDelivery, providers, versions, trials, records] = await Promise.all([
-      ctx.deliveries.replySecret(workspaceId(res), channel.id),
-      ctx.deliveries.lastOfChannel(channel.id),
-      ctx.providers.list(workspaceId(res)),
-      ctx.channels.versions(workspaceId(res), channel.id),
-      ctx.trials.list(workspaceId(res), channel.id),
-      ctx.deliveries.destinationRecords(channel.id),
-    ]);
+    const [replySecret, lastDelivery, providers, versions, trials, records, labels] =
+      await Promise.all([
+        ctx.deliveries.replySecret(workspaceId(res), channel.id),
+        ctx.deliveries.lastOfChannel(channel.id),
+        ctx.providers.list(workspaceId(res)),
+        ctx.channels.versions(workspaceId(res), channel.id),
+        ctx.trials.list(workspaceId(res), channel.id),
+        ctx.deliveries.destinationRecords(channel.id),
+        ctx.destinations.labels([channel.id]),
+      ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
     const acceptWhen = form.acceptWhen ?? acceptWhenText(channel.accept_when);
@@ -99,6 +101,8 @@ export function channelEditor(ctx: PanelServices) {
         lastDelivery,
         destinations: channel.destinations.map((destination) => ({
           ...destination,
+          // Named by where it goes (destination-label.ts), as Brain Logs names it.
+          name: labels.get(destination.id) ?? destination.kind,
           record: records.get(destination.id) ?? { recent: [], successRate: null },
           form:
             extras.destinationForm?.key === destination.id

@@ -16,8 +16,15 @@ export function eventPage(ctx: PanelServices): Router {
 
   const load = async (ws: string, id: string, limit: number) => {
     const event = await ctx.eventReader.get(ws, id);
-    const channels = new Map((await ctx.channels.list(ws)).map((c) => [c.id, c]));
-    return eventView(event, channels, limit);
+    const [channelList, labels] = await Promise.all([
+      ctx.channels.list(ws),
+      // A row or a page names its destinations (the messages of an event with none need none).
+      event.deliveries.length
+        ? ctx.destinations.labels([event.channel_id])
+        : new Map<string, string>(),
+    ]);
+    const channels = new Map(channelList.map((c) => [c.id, c]));
+    return eventView(event, channels, limit, labels);
   };
   // The outcome's views (the page and the detail) add the exact refusal the sender got, and what
   // the model answered when its reply was refused as `reply_invalid`.

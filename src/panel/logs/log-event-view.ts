@@ -5,6 +5,7 @@ import type { EventPreview } from '../../brain-logs/event-pages.js';
 import type { ThreadAround, ThreadEvent } from '../../brain-logs/events-thread.js';
 import { refusal } from '../format.js';
 import { prettyPayload } from '../pretty-json.js';
+import { targetName, targetsSummary, type TargetsSummary } from './delivery-summary.js';
 
 /**
  * The list reads only the start of each text: a row shows one line of reply or error, and the
@@ -31,12 +32,18 @@ export interface EventView extends EventJson {
   /** The reply laid out when it is JSON (a schema reply), else as the AI wrote it. */
   replyText: string | null;
   replyIsJson: boolean;
+  /** The Delivery cell: every target's message summed up; null when the event has none. */
+  targets: TargetsSummary | null;
+  /** The messages to destinations, each with its destination's name. */
+  deliveries: (EventJson['deliveries'][number] & { name: string })[];
 }
 
+/** `labels`: the names of the destinations of the event's channel, by id (destination-label.ts). */
 export function eventView(
   event: EventJson | EventPreview,
   channels: Map<string, Channel>,
   limit: number,
+  labels: ReadonlyMap<string, string> = new Map(),
 ): EventView {
   const channelName =
     channels.get(event.channel_id)?.name ?? `Deleted channel #${event.channel_id}`;
@@ -64,6 +71,11 @@ export function eventView(
     outcome: outcomeOf(event),
     replyText: laidOut?.isJson ? laidOut.text : reply,
     replyIsJson: laidOut?.isJson ?? false,
+    targets: targetsSummary(event, labels),
+    deliveries: event.deliveries.map((d) => ({
+      ...d,
+      name: targetName(labels, d.destination_id, d.kind),
+    })),
   };
 }
 

@@ -156,16 +156,11 @@ export function filterWords(
   return words.join(' · ');
 }
 
-/** A delivery target in words: `the reply URL`, `Slack #7` (its kind known), `destination #7`. */
-export function deliveryTargetName(target: string, kind: string | undefined): string {
+/**
+ * A delivery target in words: `the reply URL`, a destination's name (destination-label.ts) when
+ * it is known, else `destination #7` (removed, or of another channel).
+ */
+export function deliveryTargetName(target: string, name: string | undefined): string {
   if (target === REPLY_URL_TARGET) return 'the reply URL';
-  return `${kind ? (DESTINATION_KINDS[kind] ?? kind) : 'destination'} #${target}`;
+  return name ?? `destination #${target}`;
 }
-
-const DESTINATION_KINDS: Record<string, string> = {
-  webhook: 'Webhook',
-  slack: 'Slack',
-  telegram: 'Telegram',
-  discord: 'Discord',
-  teams: 'Teams',
-};

@@ -4,6 +4,7 @@ import { notFound } from '../../platform/errors.js';
 import { EVENT_STATUSES } from '../../events/event-states.js';
 import { logActions } from './log-actions.js';
 import { eventView, LIST_TEXT_LIMIT } from './log-event-view.js';
+import { targetName } from './delivery-summary.js';
 import {
   DELIVERY_CHOICES,
   deliveryTargetName,
@@ -66,6 +67,13 @@ export function logPages(ctx: PanelServices): Router {
         : [],
     ]);
     const channels = new Map(channelList.map((c) => [c.id, c]));
+    // The names of the destinations the page mentions: its events', its failure groups', the
+    // Delivery filter's (one statement for all of them).
+    const labels = await ctx.destinations.labels([
+      ...page.data.map((event) => event.channel_id),
+      ...deliveryFailures.map((group) => group.channel_id),
+      ...(filter.channelId ? [filter.channelId] : []),
+    ]);
     const filtered = Boolean(
       form.search ||
       form.channel ||
@@ -82,12 +90,15 @@ export function logPages(ctx: PanelServices): Router {
     // one asked for (a destination since removed, or of another channel) so the form keeps it.
     const deliveryTargets = [
       { value: REPLY_URL_TARGET, label: 'Reply URL' },
-      ...destinations.map((d) => ({ value: d.id, label: deliveryTargetName(d.id, d.kind) })),
+      ...destinations.map((d) => ({
+        value: d.id,
+        label: deliveryTargetName(d.id, labels.get(d.id)),
+      })),
     ];
     if (form.delivery_to && !deliveryTargets.some((t) => t.value === form.delivery_to))
       deliveryTargets.push({
         value: form.delivery_to,
-        label: deliveryTargetName(form.delivery_to, undefined),
+        label: deliveryTargetName(form.delivery_to, labels.get(form.delivery_to)),
       });
     const filterSummary = filterWords(
       form,
@@ -111,7 +122,7 @@ export function logPages(ctx: PanelServices): Router {
         ...range,
         href: logsUrl({ ...form, from: '', to: '' }, { since: range.since }),
       })),
-      events: page.data.map((event) => eventView(event, channels, LIST_TEXT_LIMIT)),
+      events: page.data.map((event) => eventView(event, channels, LIST_TEXT_LIMIT, labels)),
       total: count > COUNT_CAP ? `${COUNT_CAP.toLocaleString('en')}+` : count.toLocaleString('en'),
       totalExact: count <= COUNT_CAP,
       volume,
@@ -133,7 +144,9 @@ export function logPages(ctx: PanelServices): Router {
       deliveryFailures: deliveryFailures.map((group) => ({
         ...group,
         last_at: new Date(group.last_at),
-        target: deliveryTargetName(group.destination_id ?? REPLY_URL_TARGET, group.kind),
+        target: group.destination_id
+          ? targetName(labels, group.destination_id, group.kind)
+          : deliveryTargetName(REPLY_URL_TARGET, undefined),
         channelName: channels.get(group.channel_id)?.name ?? `Deleted channel #${group.channel_id}`,
         // The events the group counted: its channel's, received in its window, whose newest
         // message to its target failed.
