@@ -5,33 +5,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/platform/paths.js';
 import { PanelClient } from '../panel/panel-client.js';
-import { startServerProcess, TSX_IMPORT, type ServerProcess } from '../support/server-process.js';
+import {
+  ADMIN_COMMAND as CLI,
+  runAdmin as admin,
+  type AdminRun as Run,
+} from '../support/admin-command.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import { createTestDatabase, testDatabaseUrl } from '../support/test-database.js';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-const CLI = [...TSX_IMPORT, join(projectRoot, 'src/auth/admin-cli.ts')];
-
-/** Runs `npm run admin -- ...`'s program with standard input from a pipe. */
-function admin(args: string[], env: Record<string, string>, input = ''): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], {
-      cwd: projectRoot,
-      env: { PATH: process.env.PATH, ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 /** The same at a terminal (a pseudo-terminal made by `script`), where a password is generated. */
 function adminAtTerminal(args: string[], env: Record<string, string>): Promise<Run> {

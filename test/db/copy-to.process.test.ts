@@ -1,16 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
-import { projectRoot } from '../../src/platform/paths.js';
 import { SecretBox } from '../../src/secrets/secret-box.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { Driver } from '../support/driver.js';
 import { useFakeAi } from '../support/harness.js';
-import { TSX_IMPORT } from '../support/server-process.js';
+import { runAdmin as admin } from '../support/admin-command.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -22,22 +20,6 @@ import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js
 
 const github = SIGNERS.find((signer) => signer.scheme === 'github') as (typeof SIGNERS)[number];
 const newKey = () => randomBytes(32).toString('hex');
-
-/** `npm run admin -- …`'s program, with only the environment given. */
-function admin(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [...TSX_IMPORT, join(projectRoot, 'src/auth/admin-cli.ts'), ...args],
-      { cwd: projectRoot, env: { PATH: process.env.PATH, ...env } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Everything a user keeps, made through the API on the embedded database. */
 async function fillEmbedded(app: TestApp, aiUrl: string) {

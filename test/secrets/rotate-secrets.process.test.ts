@@ -1,14 +1,12 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { openPglite } from '../../src/db/pglite.js';
-import { projectRoot } from '../../src/platform/paths.js';
 import { SecretBox } from '../../src/secrets/secret-box.js';
 import { Driver } from '../support/driver.js';
-import { TSX_IMPORT } from '../support/server-process.js';
+import { runAdmin as admin } from '../support/admin-command.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
 import { startTestApp, type TestApp } from '../support/test-app.js';
 import {
@@ -20,22 +18,6 @@ import { foundIn } from './secret-forms.js';
 
 const github = SIGNERS.find((signer) => signer.scheme === 'github') as (typeof SIGNERS)[number];
 const newKey = () => randomBytes(32).toString('hex');
-
-/** `npm run admin -- …`'s program, run on the database of `env`. */
-function admin(args: string[], env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      [...TSX_IMPORT, join(projectRoot, 'src/auth/admin-cli.ts'), ...args],
-      { cwd: projectRoot, env: { PATH: process.env.PATH, ...env } },
-    );
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /**
  * The database the command and the service share: PostgreSQL, or the embedded database in a
