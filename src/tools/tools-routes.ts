@@ -1,12 +1,6 @@
 import { Router } from 'express';
-import { ROW_ID } from '../platform/secrets.js';
 import type { ToolsService } from './tools-service.js';
-import { createToolSchema, testToolSchema, updateToolSchema } from './tool-schemas.js';
-
-/** A row id; anything else answers like an unknown tool. */
-function toolId(raw: unknown): string {
-  return typeof raw === 'string' && ROW_ID.test(raw) ? raw : '0';
-}
+import { createToolSchema, testToolSchema, toolId, updateToolSchema } from './tool-schemas.js';
 
 /** `/api/v1/tools`: the tools of the API key's workspace. */
 export function toolsRoutes(tools: ToolsService): Router {

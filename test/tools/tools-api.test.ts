@@ -11,7 +11,7 @@ const mcp = useFixture(() => McpTestServer.start(), {
   reset: (server) => server.reset(),
   stop: (server) => server.close(),
 });
-const { app, driver } = useTestApp({ env: { TOOLS_ALLOW_PRIVATE: 'true' } });
+const { app, driver } = useTestApp({ env: { TOOLS_ALLOW_PRIVATE: 'true', LOG_LEVEL: 'trace' } });
 
 const HEADER_SECRET = 'tool-header-secret-7f3a9c2e5b8d1046';
 const QUERY_TOKEN = 'query-token-9d8c7b6a5f4e3d2c1b0a';
@@ -473,5 +473,11 @@ describe('the tools of a workspace', () => {
       expect(refused.body.detail).toContain('TOOLS_ALLOW_PRIVATE=true');
       await removeAll();
     });
+  });
+
+  // Last: every test above sent these secrets to the service, and had them echoed back.
+  it('shows no header value or URL token in the log', () => {
+    expect(foundIn(app.logText(), HEADER_SECRET)).toEqual([]);
+    expect(foundIn(app.logText(), QUERY_TOKEN)).toEqual([]);
   });
 });
