@@ -255,6 +255,17 @@ describe('the tools of a workspace', () => {
     await removeAll();
   });
 
+  it("checks a trial's candidate tools against the workspace too", async () => {
+    await addTool(httpTool());
+    const channel = await driver.createChannel({ name: 'tried' });
+    expect((await driver.sendEvent(channel.webhook_url, { order: { id: 1 } })).status).toBe(200);
+    const trial = (ai: object) =>
+      driver.api('post', `/channels/${channel.id}/trials`).send({ ai, events: { last: 1 } });
+    const unknown = await trial({ tools: ['nowhere'] });
+    expect([unknown.status, unknown.body.code]).toEqual([400, 'unknown_tool']);
+    expect((await trial({ tools: ['weather'], max_tool_rounds: 3 })).status).toBe(202);
+  });
+
   it('clears stored headers when the url changes without headers in the same PATCH', async () => {
     const tool = await addTool(httpTool({ headers: { 'X-Key': HEADER_SECRET } }));
     const same = await driver.api('patch', `/tools/${tool.id}`).send({ description: 'again' });
