@@ -29,8 +29,11 @@ async function closed(server: http.Server): Promise<void> {
 /** An HTTP endpoint standing for an `http` tool: records requests, answers as it is told. */
 export class ToolEndpoint {
   readonly requests: ReceivedRequest[] = [];
-  /** The next answers' status and body (JSON when not a string). */
-  answer: { status: number; body: unknown } = { status: 200, body: { ok: true } };
+  /** The next answers' status, body (JSON when not a string) and extra headers. */
+  answer: { status: number; body: unknown; headers?: Record<string, string> } = {
+    status: 200,
+    body: { ok: true },
+  };
 
   private readonly server: http.Server;
   baseUrl = '';
@@ -47,9 +50,9 @@ export class ToolEndpoint {
           headers: req.headers,
           body,
         });
-        const { status, body: answer } = this.answer;
+        const { status, body: answer, headers } = this.answer;
         const text = typeof answer === 'string' ? answer : JSON.stringify(answer);
-        res.writeHead(status, { 'content-type': 'application/json' }).end(text);
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
       });
     });
   }

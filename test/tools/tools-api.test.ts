@@ -429,6 +429,21 @@ describe('the tools of a workspace', () => {
     });
   });
 
+  it('follows no redirect (http and mcp): the 3xx is the answer', async () => {
+    endpoint.answer = { status: 302, body: '', headers: { location: `${mcp.url}` } };
+    const http = await addTool(httpTool());
+    const server = await addTool(mcpTool({ url: `${endpoint.baseUrl}/moved` }));
+    const one = await driver
+      .api('post', `/tools/${http.id}/test`)
+      .send({ input: { city: 'Oslo' } })
+      .expect(200);
+    expect(one.body).toMatchObject({ ok: false, http_status: 302 });
+    const two = await driver.api('post', `/tools/${server.id}/test`).send({}).expect(200);
+    expect(two.body.ok).toBe(false);
+    expect(endpoint.requests.filter((r) => r.method === 'POST')).toHaveLength(2);
+    expect(mcp.requests).toHaveLength(0);
+  });
+
   describe('on an instance without TOOLS_ALLOW_PRIVATE, on the same database', () => {
     const { driver: strict } = useTestApp({ database: () => app.database });
 
