@@ -32,6 +32,7 @@ import { createLogger, type Logger } from './platform/logger.js';
 import { startTracing, stopTracing } from './tracing/tracing.js';
 import { ProviderInstances } from './providers/provider-instances.js';
 import { ProvidersService } from './providers/providers-service.js';
+import { ToolsService } from './tools/tools-service.js';
 import { Metrics, type QueueStats } from './metrics/metrics.js';
 import { createRedis, type RedisConnection } from './platform/redis.js';
 import type { SecretBox } from './secrets/secret-box.js';
@@ -121,6 +122,8 @@ export class AppContext {
   readonly invitations: InvitationsService;
   /** The AI providers of each workspace (the built-in `default` and those its admins add). */
   readonly providers: ProvidersService;
+  /** The tools of each workspace (HTTP endpoints and MCP servers), stored and tested. */
+  readonly tools: ToolsService;
   /** The workspaces' providers as this process's worker calls them. */
   private readonly providerInstances: ProviderInstances;
   /** Answers events with the AI; absent in a `ROLE=web` process. */
@@ -159,6 +162,7 @@ export class AppContext {
       onChanged: (tokenHash) => this.ingest.forgetChannel(tokenHash),
       requireProviders: (tx, workspaceId, names) =>
         this.providers.requireNames(tx, workspaceId, names),
+      requireTools: (tx, workspaceId, names) => this.tools.requireNames(tx, workspaceId, names),
     });
     this.spendLedger = new SpendLedger(db, this.metrics);
     this.budget = new BudgetGate(db, (call) => this.spendLedger.recordSpend(call), log);
@@ -170,6 +174,10 @@ export class AppContext {
       onChanged: (workspaceId) => this.providerInstances.forget(workspaceId),
       pricesFor: (workspaceId, kind) => this.prices.pricesFor(workspaceId, kind),
       budget: this.budget,
+    });
+    this.tools = new ToolsService(db, secrets, {
+      allowPrivate: config.tools.allowPrivate,
+      channelsNaming: (tx, workspaceId, name) => this.channels.namingTool(tx, workspaceId, name),
     });
     this.providerInstances = new ProviderInstances(this.providers, config.ai.model);
     this.ingest = new IngestService(
@@ -206,6 +214,7 @@ export class AppContext {
     this.trials = new TrialsService(db, this.channels, {
       requireProviders: (tx, workspaceId, names) =>
         this.providers.requireNames(tx, workspaceId, names),
+      requireTools: (tx, workspaceId, names) => this.tools.requireNames(tx, workspaceId, names),
     });
     this.worker = background ? createWorker(this) : undefined;
     this.trialWorker = background ? createTrialWorker(this) : undefined;

@@ -30,6 +30,15 @@ export const DEFAULT_PROVIDER = 'default';
 /** How a provider is named: in its workspace, and in channels' `provider` and `fallbacks`. */
 export const PROVIDER_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** How a tool is named: in its workspace, and in channels' `tools`. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,48}$/;
+
+/** Tools one channel may offer its model. */
+export const MAX_CHANNEL_TOOLS = 16;
+
+/** Rounds of tool calls a reply may take when a channel does not say. */
+export const DEFAULT_MAX_TOOL_ROUNDS = 4;
+
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
@@ -49,6 +58,9 @@ export interface AiSettings extends GuardSettings {
   response_format: ResponseFormat | null;
   thread_key: string | null;
   history: number | null;
+  /** Names of the workspace's tools the channel's model is offered. */
+  tools: string[];
+  max_tool_rounds: number;
 }
 
 export const AI_SETTING_NAMES = [
@@ -61,6 +73,8 @@ export const AI_SETTING_NAMES = [
   'response_format',
   'thread_key',
   'history',
+  'tools',
+  'max_tool_rounds',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -74,6 +88,8 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   response_format: null,
   thread_key: null,
   history: null,
+  tools: Object.freeze([]) as unknown as string[],
+  max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -117,6 +133,12 @@ export const aiSettingsInputSchema = z.strictObject({
   response_format: responseFormat.nullish(),
   thread_key: z.string().max(1_000).nullish(),
   history: z.number().int().min(0).max(50).nullish(),
+  tools: z
+    .array(z.string().regex(TOOL_NAME, 'must be a tool name: 1 to 48 letters, digits, "-" or "_"'))
+    .max(MAX_CHANNEL_TOOLS, `must list at most ${MAX_CHANNEL_TOOLS} tools`)
+    .refine((names) => new Set(names).size === names.length, 'must name each tool once')
+    .nullish(),
+  max_tool_rounds: z.number().int().min(1).max(10).nullish(),
   ...guardSettingsInputShape,
 });
 
@@ -127,7 +149,7 @@ export function mergeAiSettings(
   current: AiSettings,
   input: AiSettingsInput | null | undefined,
 ): AiSettings {
-  if (input === null) return { ...DEFAULT_AI_SETTINGS, fallbacks: [] };
+  if (input === null) return { ...DEFAULT_AI_SETTINGS, fallbacks: [], tools: [] };
   if (input === undefined) return current;
   const next: AiSettings = { ...current };
   for (const name of AI_SETTING_NAMES) {
@@ -135,6 +157,8 @@ export function mergeAiSettings(
     if (value !== undefined) (next as unknown as Record<string, unknown>)[name] = value;
   }
   if (input.provider === null) next.provider = DEFAULT_PROVIDER;
+  if (input.tools === null) next.tools = [];
+  if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
   if (input.fallbacks === null) next.fallbacks = [];
   else if (input.fallbacks !== undefined) {
     next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));

@@ -18,6 +18,8 @@ import type { PricesService } from '../prices/prices-service.js';
 import { spendRoutes } from '../spend/spend-routes.js';
 import type { SpendService } from '../spend/spend-service.js';
 import { providersRoutes } from '../providers/providers-routes.js';
+import { toolsRoutes } from '../tools/tools-routes.js';
+import type { ToolsService } from '../tools/tools-service.js';
 import type { ProvidersService } from '../providers/providers-service.js';
 import { trialsRoutes } from '../trials/trials-routes.js';
 import type { TrialsService } from '../trials/trials-service.js';
@@ -38,6 +40,7 @@ export interface ApiServices {
   channels: ChannelsService;
   trials: TrialsService;
   providers: ProvidersService;
+  tools: ToolsService;
   eventReader: EventReader;
   eventPages: EventPages;
   deliveries: DeliveriesService;
@@ -64,6 +67,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(channelsRoutes(services.channels));
   router.use(trialsRoutes(services.trials));
   router.use(providersRoutes(services.providers));
+  router.use(toolsRoutes(services.tools));
   router.use(deliveriesRoutes(services.deliveries));
   router.use(
     eventsRoutes({

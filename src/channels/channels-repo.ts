@@ -268,6 +268,22 @@ export async function channelsNamingProvider(
   return rows.map((row) => row.name);
 }
 
+/** The names of the workspace's channels whose `ai.tools` names a tool. */
+export async function channelsNamingTool(
+  db: Queryable,
+  workspaceId: string,
+  tool: string,
+): Promise<string[]> {
+  const { rows } = await db.query<{ name: string }>(
+    `select name from channels
+     where workspace_id = $1 and deleted_at is null
+       and ai->'tools' @> jsonb_build_array($2::text)
+     order by name, id`,
+    [workspaceId, tool],
+  );
+  return rows.map((row) => row.name);
+}
+
 export interface ChannelVersionRow {
   version: number;
   template: string;

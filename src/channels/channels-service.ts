@@ -76,6 +76,11 @@ export interface ChannelsOptions {
    * ones from being deleted until the transaction `db` ends.
    */
   requireProviders: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
+  /**
+   * Refuses tool names the workspace does not have (`unknown_tool`), keeping the named ones from
+   * being deleted until the transaction `db` ends.
+   */
+  requireTools: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
   /** The channels' `destinations`, checked and kept by their own room. */
   destinations: DestinationsService;
 }
@@ -152,10 +157,14 @@ export class ChannelsService {
     const names = namedProviders(ai);
     const { destinations, reply_delivery } = input;
     const row =
-      names.every((name) => name === DEFAULT_PROVIDER) && !destinations?.length && !reply_delivery
+      names.every((name) => name === DEFAULT_PROVIDER) &&
+      ai.tools.length === 0 &&
+      !destinations?.length &&
+      !reply_delivery
         ? await repo.insertChannel(this.db, this.secrets, channel)
         : await this.db.transaction(async (tx) => {
             await this.options.requireProviders(tx, workspaceId, names);
+            await this.options.requireTools(tx, workspaceId, ai.tools);
             const inserted = await repo.insertChannel(tx, this.secrets, channel);
             if (reply_delivery)
               await this.options.destinations.writeReplyDelivery(tx, inserted.id, reply_delivery);
@@ -164,6 +173,11 @@ export class ChannelsService {
             return inserted;
           });
     return this.withDestinations(row);
+  }
+
+  /** The names of the channels whose `ai.tools` name `tool` (on `db`, e.g. a transaction). */
+  namingTool(db: Queryable, workspaceId: string, tool: string): Promise<string[]> {
+    return repo.channelsNamingTool(db, workspaceId, tool);
   }
 
   /** The names of the channels whose AI settings name `provider` (on `db`, e.g. a transaction). */
@@ -217,6 +231,7 @@ export class ChannelsService {
         );
         merged = mergeAiSettings(toAiSettings(current.ai), ai);
         await this.options.requireProviders(db, workspaceId, namedProviders(merged));
+        await this.options.requireTools(db, workspaceId, merged.tools);
       }
       const row = await repo.updateChannel(db, this.secrets, workspaceId, id, {
         ...plain,
@@ -297,6 +312,7 @@ export class ChannelsService {
   ): Promise<Channel> {
     const row = await this.db.transaction(async (tx) => {
       await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
+      await this.options.requireTools(tx, workspaceId, ai.tools);
       return repo.updateChannel(tx, this.secrets, workspaceId, id, {
         template,
         ai,

@@ -53,8 +53,8 @@ export type OutboundOptions = AddressPolicy & {
 };
 
 /**
- * The one small client for outbound HTTP: reply deliveries to URLs admins typed in, and the AI
- * server's chat completions. A deadline on every call, redirects never followed (a 3xx is an
+ * The one small client for outbound HTTP: reply deliveries to URLs admins typed in, the AI
+ * server's chat completions, and calls to `http` tools. A deadline on every call, redirects never followed (a 3xx is an
  * answer like any other), every address checked at connect time, and the failures classified
  * here once. Its own keep-alive agents, so sockets opened under one address policy are never
  * reused under another.
@@ -85,9 +85,23 @@ export class OutboundClient {
   }
 
   /** POSTs `body`; resolves with the answer, whatever its status, or rejects with an OutboundError. */
-  async post(
+  post(
     url: string,
     body: string,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+  ): Promise<OutboundResponse> {
+    return this.request('POST', url, body, headers, signal);
+  }
+
+  /**
+   * Sends one request of `method`, with `body` or none (a tool's `GET`); resolves with the
+   * answer, whatever its status, or rejects with an OutboundError.
+   */
+  async request(
+    method: string,
+    url: string,
+    body: string | undefined,
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
@@ -109,7 +123,7 @@ export class OutboundClient {
     const deadline = AbortSignal.timeout(timeoutMs);
     const aborted = signal ? AbortSignal.any([signal, deadline]) : deadline;
     try {
-      return await this.send(target, body, headers, aborted);
+      return await this.send(method, target, body, headers, aborted);
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
       if (deadline.aborted) {
@@ -147,8 +161,9 @@ export class OutboundClient {
   }
 
   private send(
+    method: string,
     target: URL,
-    body: string,
+    body: string | undefined,
     headers: Record<string, string>,
     signal: AbortSignal,
   ): Promise<OutboundResponse> {
@@ -156,8 +171,11 @@ export class OutboundClient {
     const keep = this.options.keepBodyBytes ?? 1024;
     return new Promise((resolve, reject) => {
       const req = transport.request(target, {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        method,
+        headers:
+          body === undefined
+            ? headers
+            : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
         agent: this.agents[target.protocol as 'http:' | 'https:'],
         lookup: this.lookup,
         signal,

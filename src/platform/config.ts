@@ -135,6 +135,7 @@ const envSchema = z
     SLACK_API_URL: httpUrl.default('https://slack.com/api'),
     TELEGRAM_API_URL: httpUrl.default('https://api.telegram.org'),
     PROVIDERS_ALLOW_PRIVATE: boolean.optional(),
+    TOOLS_ALLOW_PRIVATE: boolean.optional(),
     ALLOW_PRIVATE_NETWORK: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
@@ -295,6 +296,10 @@ const configSchema = envSchema.transform((e) => ({
   syncWaitMaxS: e.SYNC_WAIT_MAX_S,
   /** Live streams of Brain Logs one API key or panel session may hold open in this process. */
   streamsPerKey: e.STREAMS_PER_KEY,
+  tools: {
+    /** Lets the workspaces' tools (`http` and `mcp` URLs) reach loopback and private addresses. */
+    allowPrivate: privateAllowed(e, e.TOOLS_ALLOW_PRIVATE),
+  },
   delivery: {
     /** One delivery attempt's limit, from name resolution to the end of the answer. */
     timeoutMs: e.DELIVERY_TIMEOUT_MS,

@@ -21,6 +21,9 @@ export const SECRET_COLUMNS = [
   // A `webhook` destination's URL, and the channel's reply URL (its row of role `reply_url`).
   { table: 'destinations', column: 'url', kind: 'url' },
   { table: 'alerts', column: 'notify_url', kind: 'url' },
+  // A tool's headers, one JSON object sealed whole; its URL (`http` and `mcp`).
+  { table: 'tools', column: 'headers', kind: 'value' },
+  { table: 'tools', column: 'url', kind: 'url' },
 ] as const satisfies readonly SecretColumn[];
 
 export interface SecretColumn {

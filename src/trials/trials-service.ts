@@ -40,6 +40,8 @@ export interface Trial {
 export interface TrialsOptions {
   /** Refuses provider names the workspace does not have (`unknown_provider`). */
   requireProviders: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
+  /** Refuses tool names the workspace does not have (`unknown_tool`). */
+  requireTools: (db: Queryable, workspaceId: string, names: string[]) => Promise<void>;
 }
 
 /** How many of the channel's newest events are read at a time while looking for JSON payloads. */
@@ -72,6 +74,7 @@ export class TrialsService {
     if (input.ai !== undefined) candidate.ai = input.ai;
     const row = await this.db.transaction(async (tx) => {
       await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
+      await this.options.requireTools(tx, workspaceId, ai.tools);
       return repo.insertTrial(tx, {
         workspaceId,
         channelId,

@@ -9,6 +9,7 @@ import { lockAndCount } from './workspaces-repo.js';
  */
 export const WORKSPACE_LIMITS = {
   alerts: 100,
+  tools: 200,
 } as const satisfies Record<string, number>;
 
 export type LimitedTable = keyof typeof WORKSPACE_LIMITS;

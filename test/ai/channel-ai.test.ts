@@ -46,6 +46,8 @@ describe('channel ai settings in the API', () => {
       response_format: null,
       thread_key: null,
       history: 2,
+      tools: [],
+      max_tool_rounds: 4,
       redact: null,
       restore: null,
       spotlight: null,
@@ -60,8 +62,11 @@ describe('channel ai settings in the API', () => {
       history: 2,
     });
     const cleared = await driver.updateChannel(channel.id, { ai: null }).expect(200);
-    const { provider, fallbacks, ...others } = cleared.body.ai as Record<string, unknown>;
-    expect([provider, fallbacks]).toEqual(['default', []]);
+    const { provider, fallbacks, tools, max_tool_rounds, ...others } = cleared.body.ai as Record<
+      string,
+      unknown
+    >;
+    expect([provider, fallbacks, tools, max_tool_rounds]).toEqual(['default', [], [], 4]);
     expect(Object.values(others).every((v) => v === null)).toBe(true);
   });
 

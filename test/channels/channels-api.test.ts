@@ -67,6 +67,8 @@ describe('channels', () => {
         spotlight: null,
         provider: 'default',
         fallbacks: [],
+        tools: [],
+        max_tool_rounds: 4,
       },
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
       verification: { scheme: 'none', secret_set: false },

@@ -47,21 +47,42 @@ describe('configuration', () => {
   it('lets ALLOW_PRIVATE_NETWORK=true allow every *_ALLOW_PRIVATE that is not set alone', () => {
     const allowed = (env: Record<string, string>) => {
       const config = parseConfig(env);
-      return { delivery: config.delivery.allowPrivate, providers: config.ai.providersAllowPrivate };
+      return {
+        delivery: config.delivery.allowPrivate,
+        providers: config.ai.providersAllowPrivate,
+        tools: config.tools.allowPrivate,
+      };
     };
-    expect(allowed({})).toEqual({ delivery: false, providers: false });
-    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true' })).toEqual({ delivery: true, providers: true });
+    expect(allowed({})).toEqual({ delivery: false, providers: false, tools: false });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true' })).toEqual({
+      delivery: true,
+      providers: true,
+      tools: true,
+    });
     expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true', PROVIDERS_ALLOW_PRIVATE: 'false' })).toEqual({
       delivery: true,
       providers: false,
+      tools: true,
     });
     expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true', DELIVERY_ALLOW_PRIVATE: 'false' })).toEqual({
       delivery: false,
       providers: true,
+      tools: true,
+    });
+    expect(allowed({ ALLOW_PRIVATE_NETWORK: 'true', TOOLS_ALLOW_PRIVATE: 'false' })).toEqual({
+      delivery: true,
+      providers: true,
+      tools: false,
     });
     expect(allowed({ ALLOW_PRIVATE_NETWORK: 'false', DELIVERY_ALLOW_PRIVATE: 'true' })).toEqual({
       delivery: true,
       providers: false,
+      tools: false,
+    });
+    expect(allowed({ TOOLS_ALLOW_PRIVATE: 'true' })).toEqual({
+      delivery: false,
+      providers: false,
+      tools: true,
     });
     expect(() => parseConfig({ ALLOW_PRIVATE_NETWORK: 'yes' })).toThrow(/^ALLOW_PRIVATE_NETWORK /);
   });

@@ -47,6 +47,15 @@ async function fillEmbedded(app: TestApp, aiUrl: string) {
     condition: { type: 'failure_rate', threshold: 0.5, window_s: 300, min_events: 10 },
     notify: { kind: 'webhook', url: 'https://hooks.example.com/alert?token=alert-token-77' },
   }).expect(201);
+  // A tool's headers (sealed whole) and its URL with a query token (sealed as a `url`).
+  await api('post', '/tools', {
+    name: 'order-tools',
+    kind: 'mcp',
+    description: 'Order tools',
+    url: 'https://mcp.invalid/mcp?key=tool-query-key-5151',
+    allowed_tools: ['lookup'],
+    headers: { 'X-Tool-Key': 'tool-header-key-6262' },
+  }).expect(201);
   const key = await api('post', '/api-keys', { name: 'copied key' }).expect(201);
   for (let id = 1; id <= 30; id++) {
     const body = JSON.stringify({ order: { id } });
@@ -104,6 +113,7 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
       providers: [1, 1],
       workspace_prices: [1, 1],
       alerts: [1, 1],
+      tools: [1, 1],
       api_keys: [1, 1],
       admins: [1, 1],
     });
@@ -125,6 +135,16 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
     expect(byTargetKey.open(rows[0]?.reply_url ?? '')).toBe(
       'https://bot:s3cret-pass@replies.example.com/hook',
     );
+
+    const [tool] = (
+      await target.db.query<{ url: string; headers: string }>('select url, headers from tools')
+    ).rows;
+    expect(byTargetKey.open(tool?.url ?? '')).toBe(
+      'https://mcp.invalid/mcp?key=tool-query-key-5151',
+    );
+    expect(JSON.parse(byTargetKey.open(tool?.headers ?? ''))).toEqual({
+      'X-Tool-Key': 'tool-header-key-6262',
+    });
 
     // A server on the target serves the same things.
     const after = await startTestApp({

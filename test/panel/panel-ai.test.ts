@@ -40,6 +40,8 @@ describe('channel editor: AI section', () => {
       response_format: 'text',
       thread_key: '{{customer.id}}',
       history: 3,
+      tools: [],
+      max_tool_rounds: 4,
       redact: null,
       restore: null,
       spotlight: null,

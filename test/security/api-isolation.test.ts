@@ -22,6 +22,7 @@ interface Tenant {
   keyId: string;
   adminId: string;
   providerId: string;
+  toolId: string;
   alertId: string;
   trialId: string;
 }
@@ -38,6 +39,16 @@ interface RouteCase {
   /** For a 200/201: what the caller got is its own (or nothing). */
   check?: (body: Record<string, unknown>, caller: Tenant, victim: Tenant) => void;
 }
+
+/** Its URL never resolves: saved without TOOLS_ALLOW_PRIVATE, and never called here. */
+const toolBody = (name: string) => ({
+  name,
+  kind: 'http',
+  description: 'Looks an order up',
+  url: 'https://tools.invalid/orders/{{input.id}}',
+  input_schema: { type: 'object', properties: { id: { type: 'string' } } },
+  headers: { 'X-Key': 'tool-key-of-the-owner' },
+});
 
 const ALERT = {
   name: 'Queue stuck',
@@ -120,6 +131,50 @@ const ROUTES: RouteCase[] = [
     route: '/api/v1/providers/{id}/test',
     path: (v) => `/providers/${v.providerId}/test`,
     body: { model: 'm' },
+    status: 404,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/tools',
+    path: () => '/tools',
+    status: 200,
+    check: (body, caller, victim) => {
+      const ids = listIds(body).map((t) => t.id);
+      expect(ids).toContain(caller.toolId);
+      expect(ids).not.toContain(victim.toolId);
+    },
+  },
+  {
+    method: 'post',
+    route: '/api/v1/tools',
+    path: () => '/tools',
+    body: toolBody('made-by-the-intruder'),
+    status: 201,
+  },
+  {
+    method: 'get',
+    route: '/api/v1/tools/{id}',
+    path: (v) => `/tools/${v.toolId}`,
+    status: 404,
+  },
+  {
+    method: 'patch',
+    route: '/api/v1/tools/{id}',
+    path: (v) => `/tools/${v.toolId}`,
+    body: { name: 'stolen' },
+    status: 404,
+  },
+  {
+    method: 'delete',
+    route: '/api/v1/tools/{id}',
+    path: (v) => `/tools/${v.toolId}`,
+    status: 404,
+  },
+  {
+    method: 'post',
+    route: '/api/v1/tools/{id}/test',
+    path: (v) => `/tools/${v.toolId}/test`,
+    body: { input: { id: '1' } },
     status: 404,
   },
   {
@@ -417,6 +472,7 @@ const CREATED_IN: Record<string, string> = {
   '/api/v1/api-keys': 'api_keys',
   '/api/v1/invitations': 'admin_invitations',
   '/api/v1/providers': 'providers',
+  '/api/v1/tools': 'tools',
   '/api/v1/alerts': 'alerts',
 };
 
@@ -443,6 +499,10 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
   const provider = await driver
     .api('post', '/providers')
     .send({ name: `own-${workspaceId}`, kind: 'echo' });
+  const tool = await driver
+    .api('post', '/tools')
+    .send(toolBody(`own-${workspaceId}`))
+    .expect(201);
   const alert = await driver.api('post', '/alerts').send(ALERT).expect(201);
   const secret = await driver.api('get', '/alerts/secret').expect(200);
   // A trial of its own, finished before the intruders come (its calls are spend of its own).
@@ -456,6 +516,7 @@ async function tenant(name: string, workspaceId: string, key: string): Promise<T
     alertId: String(alert.body.id),
     trialId: String(trial.body.id),
     providerId: String(provider.body.id),
+    toolId: String(tool.body.id),
     name,
     workspaceId,
     key,
@@ -480,6 +541,7 @@ async function stateOf(victim: Tenant): Promise<string[]> {
      union all select 'invitation ' || i::text from admin_invitations i where workspace_id = $1
      union all select 'provider ' || p::text from providers p where workspace_id = $1
      union all select 'alert ' || a::text from alerts a where workspace_id = $1
+     union all select 'tool ' || t::text from tools t where workspace_id = $1
      order by row`,
     [victim.workspaceId],
   );
