@@ -7,7 +7,10 @@ import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 export const INITIAL_API_KEY_FILE = 'initial-api-key';
 
 export interface FirstRunServices {
-  config: Pick<Config, 'adminApiKey' | 'databaseUrl' | 'dataDir' | 'role' | 'ai' | 'delivery'>;
+  config: Pick<
+    Config,
+    'adminApiKey' | 'databaseUrl' | 'dataDir' | 'role' | 'ai' | 'delivery' | 'tools'
+  >;
   apiKeys: ApiKeysService;
   readonly defaultWorkspaceId: string;
 }
@@ -58,11 +61,12 @@ export async function firstRunGuide(
  * service refuses by default: one switch lets them all, said before the first refusal.
  */
 function onThisMachine(config: FirstRunServices['config']): string[] {
-  if (config.ai.providersAllowPrivate && config.delivery.allowPrivate) return [];
+  const { ai, delivery, tools } = config;
+  if (ai.providersAllowPrivate && delivery.allowPrivate && tools.allowPrivate) return [];
   return [
     '',
-    'A model or a receiver on this machine or network (Ollama, vLLM, a local test server)?',
-    'Start with ALLOW_PRIVATE_NETWORK=true to let providers, reply URLs and destinations reach them.',
+    'A model, a tool or a receiver on this machine or network (Ollama, vLLM, a test server)?',
+    'Start with ALLOW_PRIVATE_NETWORK=true to let providers, tools and deliveries reach them.',
   ];
 }
 

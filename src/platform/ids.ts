@@ -31,6 +31,7 @@ const PATH_IDS = {
   adminId: 'This admin',
   invitationId: 'This invitation',
   destinationId: 'This destination',
+  toolId: 'This tool',
 } as const;
 
 export type PathIdName = keyof typeof PATH_IDS;

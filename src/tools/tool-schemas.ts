@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { TOOL_NAME } from '../ai/ai-settings.js';
-import { ROW_ID } from '../platform/secrets.js';
 import { replySchemas } from '../reply-schema/checker-pool.js';
 import { schemaLimitProblem } from '../reply-schema/schema-limits.js';
 import { urlTemplateProblem } from './tool-url.js';
@@ -126,11 +125,6 @@ export const updateToolSchema = z.strictObject({
 export const testToolSchema = z.strictObject({
   input: z.record(z.string(), z.unknown()).optional(),
 });
-
-/** A row id; anything else answers like an unknown tool. */
-export function toolId(raw: unknown): string {
-  return typeof raw === 'string' && ROW_ID.test(raw) ? raw : '0';
-}
 
 export type CreateTool = z.infer<typeof createToolSchema>;
 export type UpdateTool = z.infer<typeof updateToolSchema>;

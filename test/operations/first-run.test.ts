@@ -33,6 +33,7 @@ describe('the first-run text', () => {
     const allowed = {
       ai: { ...app.ctx.config.ai, providersAllowPrivate: true },
       delivery: { ...app.ctx.config.delivery, allowPrivate: true },
+      tools: { ...app.ctx.config.tools, allowPrivate: true },
     };
     expect(
       await guideWith({ adminApiKey: undefined, databaseUrl: 'memory://', ...allowed }),

@@ -11,6 +11,7 @@ export type PathPart =
   | 'admin'
   | 'invitation'
   | 'destination'
+  | 'tool'
   | 'token'
   | 'version';
 
@@ -24,6 +25,7 @@ export const ROW_ID_PARTS: readonly PathPart[] = [
   'admin',
   'invitation',
   'destination',
+  'tool',
 ];
 
 /** What a request answers: its status and the words of its refusal (a problem's `detail`). */
@@ -56,6 +58,7 @@ const event = notFound('This event');
 const trial = notFound('This trial');
 const provider = notFound('This provider');
 const alert = notFound('This alert');
+const tool = notFound('This tool');
 
 export const ID_ROUTES: IdRoute[] = [
   // The management API.
@@ -106,6 +109,15 @@ export const ID_ROUTES: IdRoute[] = [
     body: { model: 'm' },
     answers: [provider],
   },
+  { route: 'get /api/v1/tools/{}', parts: ['tool'], answers: [tool] },
+  {
+    route: 'patch /api/v1/tools/{}',
+    parts: ['tool'],
+    body: { description: 'renamed' },
+    answers: [tool],
+  },
+  { route: 'delete /api/v1/tools/{}', parts: ['tool'], answers: [tool] },
+  { route: 'post /api/v1/tools/{}/test', parts: ['tool'], body: {}, answers: [tool] },
   { route: 'get /api/v1/events/{}', parts: ['event'], answers: [event] },
   { route: 'post /api/v1/events/{}/replay', parts: ['event'], answers: [event] },
   { route: 'post /api/v1/events/{}/redeliver', parts: ['event'], answers: [event] },
