@@ -8,10 +8,10 @@ import { nowSeconds, SIGNERS } from '../support/signers.js';
 const chats = useFakeChats();
 const { app, driver, ai } = useTestApp({ ai: true, env: () => chats.env });
 
-/** The recipe's channel exactly as the README shows it, after a heading that names it. */
+/** The recipe's channel exactly as the bots guide shows it, after a heading that names it. */
 function recipe(name: string): Record<string, unknown> {
-  const readme = readFileSync('README.md', 'utf8');
-  const after = readme.slice(readme.indexOf(`**Recipe: ${name}`));
+  const guide = readFileSync('docs/guides/chat-bots.md', 'utf8');
+  const after = guide.slice(guide.indexOf(`**Recipe: ${name}`));
   const json = /```json\n([\s\S]*?)```/.exec(after)?.[1];
   if (!json) throw new Error(`no recipe ${name}`);
   return JSON.parse(json) as Record<string, unknown>;
@@ -35,7 +35,7 @@ async function finished(channel: ChannelJson, count: number): Promise<void> {
   });
 }
 
-describe('README recipes', () => {
+describe('the bots guide recipes', () => {
   it('a Telegram bot with memory answers each message in its chat, and ignores bots', async () => {
     const settings = recipe('a Telegram bot with memory');
     chats.telegramTokens.add('123456:ABC-your-bot-token');
