@@ -29,8 +29,9 @@ export interface ServerSpec {
 
 /**
  * Starts a server as a child process, so that it has an event loop (and, on a machine with
- * cores to spare, a core) of its own instead of sharing the load generator's. `PORT` is added
- * to its environment; it is ready once it answers HTTP at all.
+ * cores to spare, a core) of its own instead of sharing the load generator's. `PORT` (and, for
+ * `ROLE=worker`, `WORKER_PORT`) is added to its environment; it is ready once it answers HTTP at
+ * all.
  */
 export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
   const port = await freePort();
@@ -43,6 +44,8 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
       HOME: process.env.HOME ?? '',
       ...spec.env,
       PORT: String(port),
+      // A worker-only process listens on WORKER_PORT (PORT + 1 unless set): the same port here.
+      ...(spec.env.ROLE === 'worker' ? { WORKER_PORT: String(port) } : {}),
     },
     stdio: ['ignore', log, log],
   });
