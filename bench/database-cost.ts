@@ -4,7 +4,7 @@
  * finished by the worker, one at a time and in batches as the worker gathers them. The figures are the CPU time of the database backend (from /proc),
  * which does not depend on what else the machine is doing, unlike a rate, and the WAL written
  * (what the disk and any replica must take); they are the inputs of the capacity model in
- * docs/scaling.md.
+ * bench/HISTORY.md.
  *
  *   npx tsx bench/database-cost.ts [--events=6400]
  *

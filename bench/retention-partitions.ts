@@ -3,7 +3,7 @@
  * (EventsRetention, 1000 events per statement, no pause) of the oldest 10 days from the events
  * table, against DROP TABLE of the 10 oldest daily partitions of a copy of it partitioned by
  * received_at. Both are timed, and the second shows what time partitioning would buy; the
- * numbers are in docs/scaling.md ("Time partitioning").
+ * numbers are in bench/HISTORY.md ("Time partitioning").
  *
  *   npx tsx bench/retention-partitions.ts      (BENCH_DATABASE_URL names the server)
  */

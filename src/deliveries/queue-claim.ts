@@ -51,7 +51,7 @@ export interface ClaimedDelivery {
  *   index from its head, whatever the backlog. The channel and the destination are checked in
  *   subqueries, not joined: with a join, the generic plan of the reply-or-destination condition
  *   hashed the channels and sorted the whole queue. Planned for each call on a table PostgreSQL has no
- *   statistics for yet, it read the whole backlog to claim a few (docs/scaling.md, "The worker's
+ *   statistics for yet, it read the whole backlog to claim a few (bench/HISTORY.md, "The worker's
  *   cached plans"; test/worker/queue-backlog.test.ts). Messages held for a channel whose delivery
  *   is off sit in the same index, and a claim reads past them either way.
  */

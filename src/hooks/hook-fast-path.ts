@@ -20,7 +20,7 @@ const WEBHOOK_PATH = /^\/hooks\/([A-Za-z0-9_-]+)\/?$/;
 
 /**
  * Webhooks without Express: `POST /hooks/<token>` is answered by the receiver directly. Express's
- * router and middleware were a large share of a webhook's CPU (docs/scaling.md), and the
+ * router and middleware were a large share of a webhook's CPU (bench/HISTORY.md), and the
  * receiver needs none of them. The request log is written as for every other request.
  * Returns false, touching nothing, for any other request: the caller gives it to Express.
  */

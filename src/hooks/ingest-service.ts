@@ -58,7 +58,7 @@ export class IngestService implements IntakeParts {
       maxBatchSize: 200,
       // One batch at a time: batches of one workspace queue on its quota row anyway, and each
       // statement has a fixed cost in the database, so what arrives meanwhile is better sent as
-      // one larger batch (docs/scaling.md).
+      // one larger batch (bench/HISTORY.md).
       maxConcurrentWrites: 1,
     });
   }

@@ -81,7 +81,7 @@ export const OVER_BUDGET = 'over_budget';
  *
  * The statement commits without waiting for the WAL flush (`synchronous_commit` off, for this
  * statement only): every call waited for it, 4–11 ms at the median on a busy database, and at
- * 128 slots that cost 3–21 % of the replies per second (docs/scaling.md). A worker that dies
+ * 128 slots that cost 3–21 % of the replies per second (bench/HISTORY.md). A worker that dies
  * still leaves the attempt counted, since PostgreSQL flushes it within `wal_writer_delay`;
  * only a crash of PostgreSQL itself in that moment can lose it, and the event then gets one
  * call more. Any later write of the event (its reply) is flushed after it, never before.

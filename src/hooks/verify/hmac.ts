@@ -5,7 +5,7 @@ import { hash } from 'node:crypto';
  *
  * Why not `createHmac`: under load, creating its object cost more than hashing the body (OpenSSL
  * 3.0 fetches the digest anew for each context an HMAC sets up); the one-shot `hash()` makes no
- * object (docs/scaling.md). The result is `createHmac`'s byte for byte
+ * object (bench/HISTORY.md). The result is `createHmac`'s byte for byte
  * (test/hooks/verify/hmac.test.ts compares them).
  */
 export function hmacSha256(key: string | Buffer, ...parts: (string | Buffer)[]): Buffer {

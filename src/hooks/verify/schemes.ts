@@ -68,7 +68,7 @@ function standardWebhooksKey(secret: string): Buffer {
  * Standard Webhooks (and Svix, its origin, with `svix-` header names): `v1,` and the base64
  * HMAC-SHA256 of `id.timestamp.body`, keyed by the secret. Computed with node:crypto as the
  * standardwebhooks package computes it, because the package hashes in JavaScript, several times
- * slower (docs/scaling.md). The package still checks every secret saved (sender-schemas.ts), and
+ * slower (bench/HISTORY.md). The package still checks every secret saved (sender-schemas.ts), and
  * the tests sign with it. The timestamp is checked here so that the channel's tolerance applies.
  */
 const standardWebhooks: SchemeCheck = (request, settings, secret) => {
