@@ -1,11 +1,12 @@
-// Workspace page: draws the AI usage table as a chart. The table stays the source and works
-// without this file (or without chart.js).
+// Workspace page: draws the AI usage table as three small charts, tokens, events and cost, each
+// on its own axis (three units on one chart read as one scale). The table stays the source and
+// works without this file (or without chart.js).
 (function () {
   'use strict';
-  var canvas = document.getElementById('usage-chart');
+  var figures = document.querySelector('.usage-charts');
   var rows = document.querySelectorAll('#usage-days tbody tr');
-  if (!canvas || !rows.length || typeof window.Chart !== 'function') {
-    if (canvas) canvas.hidden = true;
+  if (!figures || !rows.length || typeof window.Chart !== 'function') {
+    if (figures) figures.hidden = true;
     return;
   }
   var days = [];
@@ -20,65 +21,56 @@
     var cost = row.getAttribute('data-cost');
     costs.push(cost === '' ? null : Number(cost));
   });
-  new window.Chart(canvas, {
-    data: {
-      labels: days,
-      datasets: [
-        {
-          type: 'bar',
-          label: 'Tokens',
-          data: tokens,
-          yAxisID: 'tokens',
-          backgroundColor: '#4f6bed',
-        },
-        {
-          type: 'line',
-          label: 'Events',
-          data: events,
-          yAxisID: 'events',
-          borderColor: '#9a5b00',
-          backgroundColor: '#9a5b00',
-          tension: 0.2,
-        },
-        {
-          type: 'line',
-          label: 'Cost (USD)',
-          data: costs,
-          yAxisID: 'usd',
-          borderColor: '#1b7f3b',
-          backgroundColor: '#1b7f3b',
-          borderDash: [4, 3],
-          tension: 0.2,
-        },
-      ],
-    },
-    options: {
-      responsive: true,
-      maintainAspectRatio: false,
-      animation: false,
-      interaction: { mode: 'index', intersect: false },
-      scales: {
-        tokens: {
-          type: 'linear',
-          position: 'left',
-          beginAtZero: true,
-          title: { display: true, text: 'tokens' },
-        },
-        events: {
-          type: 'linear',
-          position: 'right',
-          beginAtZero: true,
-          grid: { drawOnChartArea: false },
-          title: { display: true, text: 'events' },
-        },
-        usd: {
-          type: 'linear',
-          position: 'right',
-          beginAtZero: true,
-          grid: { drawOnChartArea: false },
-          title: { display: true, text: 'USD' },
+
+  function draw(id, dataset, unit) {
+    var canvas = document.getElementById(id);
+    if (!canvas) return;
+    new window.Chart(canvas, {
+      type: dataset.type,
+      data: { labels: days, datasets: [dataset] },
+      options: {
+        responsive: true,
+        maintainAspectRatio: false,
+        animation: false,
+        interaction: { mode: 'index', intersect: false },
+        plugins: { legend: { display: false } },
+        scales: {
+          y: { beginAtZero: true, title: { display: true, text: unit } },
         },
       },
+    });
+  }
+
+  draw(
+    'usage-chart-tokens',
+    {
+      type: 'bar',
+      label: 'Tokens',
+      data: tokens,
+      backgroundColor: '#4f6bed',
     },
-  });
+    'tokens',
+  );
+  draw(
+    'usage-chart-events',
+    {
+      type: 'bar',
+      label: 'Events',
+      data: events,
+      backgroundColor: '#9a5b00',
+    },
+    'events',
+  );
+  draw(
+    'usage-chart-cost',
+    {
+      type: 'line',
+      label: 'Cost (USD)',
+      data: costs,
+      borderColor: '#1b7f3b',
+      backgroundColor: '#1b7f3b',
+      tension: 0.2,
+    },
+    'USD',
+  );
 })();

@@ -1,11 +1,6 @@
-import { join } from 'node:path';
 import { Router, type Request, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import {
-  CREATE_ADMIN_COMMAND,
-  INITIAL_PASSWORD_FILE,
-  SET_PASSWORD_COMMAND,
-} from '../auth/first-admin.js';
+import { CREATE_ADMIN_COMMAND, SET_PASSWORD_COMMAND } from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
 import { failOpenRedisStore, rateLimitLogger } from '../platform/redis-store.js';
 import {
@@ -25,11 +20,9 @@ const LOGIN_FAILURES_ALLOWED = 10;
 /** `/login` and `/logout`. */
 export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
   const router = Router();
-  // Only the embedded database kept in DATA_DIR gets a generated first password, in this file.
-  const passwordFile =
-    ctx.config.databaseUrl === undefined
-      ? join(ctx.config.dataDir, INITIAL_PASSWORD_FILE)
-      : undefined;
+  // Only the embedded database kept in DATA_DIR gets a generated first password, in a file the
+  // start-up log names: the page tells visitors no path of the server.
+  const passwordInFile = ctx.config.databaseUrl === undefined;
 
   const showLogin = (
     req: Request,
@@ -46,7 +39,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
       email: view.email ?? '',
       error: view.error,
       notice: view.notice,
-      passwordFile,
+      passwordInFile,
       setPasswordCommand: SET_PASSWORD_COMMAND,
       createAdminCommand: CREATE_ADMIN_COMMAND,
     });

@@ -11,9 +11,12 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import { priceUnknown, type BudgetGate } from '../spend/budget-gate.js';
 import { AppError, notFound, invalidField } from '../platform/errors.js';
 import { providerErrors } from './provider-errors.js';
+import { providerCalls, type ProviderCalls } from './provider-calls-repo.js';
 import { DEFAULT_BASE_URLS, DEFAULT_PROVIDER, type ProviderKind } from './provider-kinds.js';
 import * as repo from './providers-repo.js';
 import type { CreateProvider, UpdateProvider } from './providers-schemas.js';
+
+export type { ProviderCalls };
 
 /** A provider as the API shows it; the key is never shown, only whether one is set. */
 export interface Provider {
@@ -43,6 +46,8 @@ export interface ProvidersOptions {
   budget: Pick<BudgetGate, 'call'>;
 }
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** The AI providers of a workspace: the built-in `default` and those its admins add. */
 export class ProvidersService {
   constructor(
@@ -70,6 +75,11 @@ export class ProvidersService {
   async list(workspaceId: string): Promise<Provider[]> {
     const rows = await repo.listProviders(this.db, workspaceId);
     return [this.defaultProvider(), ...rows.map(toProvider)];
+  }
+
+  /** Per provider, the calls of the workspace's events received in the last 24 hours. */
+  callsOfLastDay(workspaceId: string): Promise<ProviderCalls[]> {
+    return providerCalls(this.db, workspaceId, new Date(Date.now() - DAY_MS));
   }
 
   async get(workspaceId: string, id: string): Promise<Provider> {

@@ -150,6 +150,14 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
     ]);
     expect(Number(await page.getAttribute('#spent-usd', 'data-usd'))).toBeCloseTo(0.002, 12);
     expect(await page.isVisible('#budget-reached')).toBe(true);
+    // Tokens, events and cost are drawn as three charts, one axis each.
+    await page.waitForFunction(
+      `['usage-chart-tokens', 'usage-chart-events', 'usage-chart-cost'].every((id) => {
+        const drawn = window.Chart.getChart(document.getElementById(id));
+        return drawn !== undefined && Object.keys(drawn.options.scales).length === 2;
+      })`,
+    );
+    expect(await page.locator('#spend-by-model tbody tr').count()).toBeGreaterThan(0);
 
     const refused = await driver.sendEvent(channel.webhook_url, { text: 'Hello?' });
     expect(refused.status).toBe(403);

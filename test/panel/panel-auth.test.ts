@@ -71,6 +71,12 @@ describe('without a session', () => {
     expect(res.text).toContain('name="email"');
     expect(res.text).toContain('name="password"');
   });
+
+  it('tells visitors no folder of the server', async () => {
+    const res = await request(app.baseUrl).get('/login');
+    expect(res.text).toContain('id="first-sign-in"');
+    expect(res.text).not.toContain(app.ctx.config.dataDir);
+  });
 });
 
 describe('signing in', () => {

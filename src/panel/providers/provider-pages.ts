@@ -7,7 +7,8 @@ import {
   testProviderSchema,
   updateProviderSchema,
 } from '../../providers/providers-schemas.js';
-import type { Provider, ProviderTest } from '../../providers/providers-service.js';
+import type { Channel } from '../../channels/channels-service.js';
+import type { Provider, ProviderCalls, ProviderTest } from '../../providers/providers-service.js';
 import type { PanelServices } from '../panel-services.js';
 import { fieldErrors, type FieldErrors } from '../forms.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
@@ -23,6 +24,7 @@ const EMPTY_FORM: ProviderForm = { name: '', kind: 'openai', base_url: '' };
 /**
  * `/providers`: the AI providers channels may name. The API key is write-only here too: the
  * page says whether one is set, an empty key field keeps it, and "Clear the key" removes it.
+ * The list shows each provider's calls of the last 24 hours and the channels that ask it.
  */
 export function providerPages(ctx: PanelServices): Router {
   const router = idRouter({ providerId: [DEFAULT_PROVIDER] });
@@ -32,10 +34,19 @@ export function providerPages(ctx: PanelServices): Router {
   });
 
   const showList = async (res: Response, form = EMPTY_FORM, errors: FieldErrors = {}) => {
-    const providers = await ctx.providers.list(workspaceId(res));
+    const ws = workspaceId(res);
+    const [providers, calls, channels] = await Promise.all([
+      ctx.providers.list(ws),
+      ctx.providers.callsOfLastDay(ws),
+      ctx.channels.list(ws),
+    ]);
     res.status(Object.keys(errors).length ? 400 : 200).render('providers/index', {
       title: 'AI providers',
-      providers,
+      providers: providers.map((provider) => ({
+        ...provider,
+        calls: callsShown(calls.find((c) => c.provider === provider.name)),
+        channels: channelsUsing(channels, provider.name),
+      })),
       kinds: PROVIDER_KINDS,
       form,
       errors,
@@ -159,6 +170,44 @@ export function providerPages(ctx: PanelServices): Router {
   });
 
   return router;
+}
+
+/** A provider's calls of the last 24 hours as the list shows them. */
+interface CallsShown {
+  calls: number;
+  /** `20%`, to a tenth below 10 %; `—` without calls. */
+  error_rate: string;
+  /** `340 ms`; `—` without calls. */
+  p50: string;
+}
+
+function callsShown(calls: ProviderCalls | undefined): CallsShown {
+  if (!calls || calls.calls === 0) return { calls: 0, error_rate: '—', p50: '—' };
+  const rate = (calls.errors / calls.calls) * 100;
+  return {
+    calls: calls.calls,
+    error_rate: `${rate < 10 ? Number(rate.toFixed(1)) : Math.round(rate)}%`,
+    p50: `${Math.round(calls.p50_ms)} ms`,
+  };
+}
+
+interface ChannelUsing {
+  id: string;
+  name: string;
+  role: 'primary' | 'fallback';
+}
+
+/** The channels whose AI settings ask the provider, first or as a fallback. */
+function channelsUsing(channels: readonly Channel[], provider: string): ChannelUsing[] {
+  return channels.flatMap((channel): ChannelUsing[] => {
+    if (channel.ai.provider === provider) {
+      return [{ id: channel.id, name: channel.name, role: 'primary' }];
+    }
+    if (channel.ai.fallbacks.some((fallback) => fallback.provider === provider)) {
+      return [{ id: channel.id, name: channel.name, role: 'fallback' }];
+    }
+    return [];
+  });
 }
 
 function formOf(body: unknown): ProviderForm {

@@ -36,19 +36,22 @@ export function workspacePages(ctx: PanelServices): Router {
     errors: FieldErrors = {},
   ) => {
     const ws = workspaceId(res);
-    const [workspace, apiKeys, usage, members, invitations] = await Promise.all([
+    const [workspace, apiKeys, usage, members, invitations, channels] = await Promise.all([
       ctx.workspaces.get(ws),
       ctx.apiKeys.list(ws),
       ctx.usage.report(ws),
       ctx.invitations.members(ws),
       ctx.invitations.pending(ws),
+      ctx.channels.list(ws),
     ]);
-    // The chart's days, with what their AI calls cost (trials included), and this month's calls
-    // of unknown cost, which spent_usd cannot count.
+    // The charts' days, with what their AI calls cost (trials included); and this month's spend
+    // as GET /api/v1/spend reports it: by model, by channel, and the calls of unknown cost,
+    // which spent_usd cannot count.
     const [spend, month] = await Promise.all([
       ctx.spend.report(ws, { from: new Date(usage.from), to: new Date(usage.to) }),
-      ctx.spend.totals(ws),
+      ctx.spend.report(ws),
     ]);
+    const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
     // A day whose calls all cost an unknown amount is unknown (null), not $0.
     const costByDay = new Map(
       spend.by_day.map((day) => [day.day, day.calls > 0 ? day.cost_usd : 0]),
@@ -69,6 +72,12 @@ export function workspacePages(ctx: PanelServices): Router {
       spendTotal: spend.total_usd,
       spendUnpriced: spend.unpriced_calls,
       monthUnpriced: month.unpriced_calls,
+      monthByModel: month.by_model,
+      // Deleted channels keep their spend (their calls were paid), under their id.
+      monthByChannel: month.by_channel.map((row) => ({
+        ...row,
+        name: row.channel_id === null ? null : (channelNames.get(row.channel_id) ?? null),
+      })),
       members,
       invitations,
       usedShare:
