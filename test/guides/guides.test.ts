@@ -243,6 +243,8 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
     });
 
     expect(statusesOf(result, 'POST', /^\/api\/v1\/providers$/)).toEqual([201]);
+    const provider = await api(`/providers/${result.vars.PROVIDER_ID}`).expect(200);
+    expect(provider.body).toMatchObject({ name: 'ollama', kind: 'openai', base_url: ai.baseUrl });
     expect(jsonObjects(result.printed(4))[0]).toMatchObject({ ok: true, model: 'llama3.2' });
     expect(statusesOf(result, 'PUT', /\/prices\/llama3\.2$/)).toEqual([200]);
     expect(statusesOf(result, 'PATCH', /\/channels\/\d+$/)).toEqual([200]);
