@@ -1,4 +1,9 @@
+import type { AiCall } from '../ai/fallback-runner.js';
 import type { Queryable } from '../db/database.js';
+
+// A call's own status (ok or error), bound as a parameter: an event's statuses are the only
+// status literals the SQL of src/ writes (test/events/event-states.test.ts).
+const FAILED_CALL: AiCall['status'] = 'error';
 
 /** What the calls through one provider came to, as the events list them. */
 export interface ProviderCalls {
@@ -23,7 +28,7 @@ export async function providerCalls(
 ): Promise<ProviderCalls[]> {
   const { rows } = await db.query<ProviderCalls>(
     `select call.provider, count(*)::int as calls,
-            count(*) filter (where call.status = 'error')::int as errors,
+            count(*) filter (where call.status = $3)::int as errors,
             percentile_cont(0.5) within group (order by call.latency_ms)::float8 as p50_ms
      from events
        cross join lateral jsonb_to_recordset(events.calls)
@@ -31,7 +36,7 @@ export async function providerCalls(
      where events.workspace_id = $1 and events.received_at >= $2
      group by call.provider
      order by call.provider`,
-    [workspaceId, since],
+    [workspaceId, since, FAILED_CALL],
   );
   return rows;
 }
