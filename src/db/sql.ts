@@ -15,3 +15,8 @@ export function isStorableTime(date: Date): boolean {
   const year = date.getUTCFullYear();
   return !Number.isNaN(date.getTime()) && year >= 1 && year <= 9999;
 }
+
+/** A statement refused by a unique constraint or index (SQLSTATE 23505), on both databases. */
+export function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: unknown })?.code === '23505';
+}

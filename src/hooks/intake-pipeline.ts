@@ -187,8 +187,10 @@ export async function channelOf(
  */
 function checkOrigin(intake: Intake, parts: IntakeParts): Promise<Refusal> | void {
   const { http, channel } = intake;
-  const origin = http && headerValue(intake.headers, 'origin');
-  if (!http || origin === undefined || !takesBrowserSenders(channel)) return;
+  // Most channels take no browser senders: their webhooks skip the header look-up.
+  if (!http || !takesBrowserSenders(channel)) return;
+  const origin = headerValue(intake.headers, 'origin');
+  if (origin === undefined) return;
   const allowOrigin = allowOriginFor(channel, origin);
   if (allowOrigin !== undefined) return setCorsHeaders(http.res, allowOrigin);
   return readTheBody(intake, parts).then(() =>

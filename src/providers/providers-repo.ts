@@ -143,7 +143,3 @@ export async function lockProviderNames(
   );
   return new Set(rows.map((row) => row.name));
 }
-
-export function isNameTaken(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === '23505';
-}

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { isUniqueViolation } from '../db/sql.js';
 import { AiError, type AiProvider } from '../ai/ai-provider.js';
 import { callRecord, type AiCall, type CallTarget } from '../ai/fallback-runner.js';
 import type { Prices } from '../ai/call-cost.js';
@@ -140,7 +141,7 @@ export class ProvidersService {
           }),
         );
       } catch (error) {
-        if (repo.isNameTaken(error)) throw providerErrors.nameTaken(changes.name ?? current.name);
+        if (isUniqueViolation(error)) throw providerErrors.nameTaken(changes.name ?? current.name);
         throw error;
       }
       if (apiKey === undefined) return updated;

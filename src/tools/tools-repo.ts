@@ -186,7 +186,3 @@ export async function lockToolNames(
   );
   return new Set(rows.map((row) => row.name));
 }
-
-export function isNameTaken(error: unknown): boolean {
-  return (error as { code?: unknown })?.code === '23505';
-}

@@ -1,4 +1,5 @@
 import type { Database, Queryable } from '../db/database.js';
+import { isUniqueViolation } from '../db/sql.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
 import { credentialAfterChange } from '../outbound/credential-scope.js';
 import { invalidField, invalidFields, notFound, type AppError } from '../platform/errors.js';
@@ -121,7 +122,7 @@ export class ToolsService {
           headers,
         });
       } catch (error) {
-        if (repo.isNameTaken(error)) throw toolErrors.nameTaken(changes.name ?? current.name);
+        if (isUniqueViolation(error)) throw toolErrors.nameTaken(changes.name ?? current.name);
         throw error;
       }
     });

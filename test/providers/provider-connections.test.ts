@@ -1,7 +1,6 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { eventually } from '../support/eventually.js';
+import { openDescriptors, staysFlat } from '../support/open-descriptors.js';
 import { useFakeAi, useTestApp } from '../support/harness.js';
 
 // The finding: every provider test left a socket open (300 tests, 300 more descriptors). The
@@ -11,19 +10,6 @@ const model = useFakeAi({ keepAliveMs: 60_000 });
 const { app, driver } = useTestApp({
   env: () => ({ ...model.env(), PROVIDERS_ALLOW_PRIVATE: 'true' }),
 });
-
-const openDescriptors = () => readdirSync('/proc/self/fd').length;
-/** Room for the database pool and the runtime opening a few of their own meanwhile. */
-const MARGIN = 12;
-
-async function staysFlat(before: number): Promise<void> {
-  // Closing a connection takes the other end a moment: polled, with a deadline far below the
-  // model server's keep-alive, so connections left open are never closed for us.
-  await eventually(() => openDescriptors() <= before + MARGIN, {
-    timeoutMs: 5_000,
-    what: `open descriptors back within ${MARGIN} of ${before} (now ${openDescriptors()})`,
-  });
-}
 
 describe('outbound connections are bounded', () => {
   it('leaves no connection open after a provider test (100 tests through the API)', async () => {

@@ -1,6 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { eventually } from '../support/eventually.js';
+import { openDescriptors, staysFlat } from '../support/open-descriptors.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { McpTestServer, ToolEndpoint } from '../support/tool-servers.js';
 
@@ -9,17 +8,6 @@ import { McpTestServer, ToolEndpoint } from '../support/tool-servers.js';
 const endpoint = useFixture(() => ToolEndpoint.start(), { stop: (server) => server.close() });
 const mcp = useFixture(() => McpTestServer.start(), { stop: (server) => server.close() });
 const { driver } = useTestApp({ env: { TOOLS_ALLOW_PRIVATE: 'true' } });
-
-const openDescriptors = () => readdirSync('/proc/self/fd').length;
-/** Room for the database pool and the runtime opening a few of their own meanwhile. */
-const MARGIN = 12;
-
-async function staysFlat(before: number): Promise<void> {
-  await eventually(() => openDescriptors() <= before + MARGIN, {
-    timeoutMs: 5_000,
-    what: `open descriptors back within ${MARGIN} of ${before} (now ${openDescriptors()})`,
-  });
-}
 
 describe('tool tests leave no connection open', () => {
   it('200 tests of an http tool', async () => {
