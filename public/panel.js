@@ -121,11 +121,11 @@
     scheme.addEventListener('change', showSchemeFields);
     showSchemeFields();
   }
-  // A destination's form: only the fieldset of the kind picked.
-  document.querySelectorAll('[data-destination-kind]').forEach(function (kind) {
+  // A form for things of several kinds (destinations, tools): only the fieldset of the kind picked.
+  document.querySelectorAll('[data-kind-select]').forEach(function (kind) {
     var showKindFields = function () {
-      kind.form.querySelectorAll('[data-destination-fields]').forEach(function (fieldset) {
-        fieldset.hidden = fieldset.getAttribute('data-destination-fields') !== kind.value;
+      kind.form.querySelectorAll('[data-kind-fields]').forEach(function (fieldset) {
+        fieldset.hidden = fieldset.getAttribute('data-kind-fields') !== kind.value;
       });
     };
     kind.addEventListener('change', showKindFields);

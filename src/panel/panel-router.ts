@@ -15,6 +15,7 @@ import { logPages } from './logs/log-pages.js';
 import { invitationPages } from './workspace/invitation-pages.js';
 import { loginPages } from './login-pages.js';
 import { providerPages } from './providers/provider-pages.js';
+import { toolPages } from './tools/tool-pages.js';
 import { replyPages } from './channels/reply-pages.js';
 import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace/workspace-pages.js';
@@ -91,6 +92,7 @@ export function panelRouter(ctx: PanelServices): Router {
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
   router.use('/providers', ...signedIn, requireWorkspace, providerPages(ctx));
+  router.use('/tools', ...signedIn, requireWorkspace, toolPages(ctx));
   router.use('/alerts', ...signedIn, requireWorkspace, alertPages(ctx));
   router.use('/workspace/admins', ...signedIn, requireWorkspace, adminPages(ctx));
   router.use('/workspace', ...signedIn, workspacePages(ctx));

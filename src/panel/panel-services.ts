@@ -19,6 +19,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { SpendService } from '../spend/spend-service.js';
 import type { ProvidersService } from '../providers/providers-service.js';
+import type { ToolsService } from '../tools/tools-service.js';
 import type { UsageService } from '../usage/usage-service.js';
 import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
@@ -42,6 +43,8 @@ export interface PanelServices {
   trials: TrialsService;
   /** The AI providers channels may name. */
   providers: ProvidersService;
+  /** The HTTP endpoints and MCP servers channels' models may call. */
+  tools: ToolsService;
   /** Brain Logs: one event, its pages, counts and chart, an event's thread. */
   eventReader: EventReader;
   eventPages: EventPages;

@@ -194,6 +194,10 @@ export const ID_ROUTES: IdRoute[] = [
     const [method, suffix = ''] = what.split(' ');
     return { route: `${method} /providers/{}${suffix}`, parts: ['provider'], answers: [provider] };
   }),
+  ...['get', 'post', 'post /delete', 'post /test'].map((what): IdRoute => {
+    const [method, suffix = ''] = what.split(' ');
+    return { route: `${method} /tools/{}${suffix}`, parts: ['tool'], answers: [tool] };
+  }),
   { route: 'post /alerts/{}/test', parts: ['alert'], answers: [alert] },
   {
     route: 'post /workspace/api-keys/{}/revoke',
