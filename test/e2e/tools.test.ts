@@ -52,10 +52,10 @@ describe.skipIf(!hasChromium)('the Tools page in a real browser', () => {
 
     await page.getByRole('button', { name: "List the server's tools" }).click();
     await page.locator('#server-tools').waitFor();
-    const offered = await page
-      .locator('#server-tools tbody tr')
-      .evaluateAll((rows) => rows.map((row) => (row as HTMLElement).innerText.split('\t')));
-    expect(offered.map((cells) => `${cells[0]}: ${cells[2]}`)).toEqual([
+    const column = (n: number) =>
+      page.locator(`#server-tools tbody td:nth-child(${n})`).allTextContents();
+    const [names, offeredCells] = await Promise.all([column(1), column(3)]);
+    expect(names.map((name, i) => `${name}: ${offeredCells[i]}`)).toEqual([
       'weather: No',
       'forecast: Yes',
       'time: No',
