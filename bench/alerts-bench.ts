@@ -1,7 +1,7 @@
 /**
  * What checking the alerts costs the database each interval: 100 rules over a workspace of
  * 1,000 channels with a day of events (200,000, a few failed or rejected, some pending) and
- * their reply deliveries. The rules mix the five conditions, channel-scoped and workspace-wide.
+ * their deliveries (to every channel's reply URL, and to the Slack destination of one in four). The rules mix the five conditions, channel-scoped and workspace-wide.
  * One evaluation is the whole transaction the evaluator runs (advisory lock, measuring every
  * rule, recording changes); reported as its wall time and the backend's CPU time (from /proc),
  * median and worst of the runs. Goal: at most 50 ms of database time per interval.
@@ -84,12 +84,29 @@ async function fill(url: string): Promise<void> {
      from generate_series(1, $2::int) n`,
     [CHANNELS, EVENTS],
   );
-  // A reply delivery for half of the replied events; one in 50 failed.
+  // Every channel has a reply URL; one in four a Slack destination too.
+  await db.query(
+    `insert into destinations (channel_id, role, kind, url)
+     select id, 'reply_url', 'webhook', 'https://example.com/replies' from channels`,
+  );
+  await db.query(
+    `insert into destinations (channel_id, position, kind, conditions, message)
+     select id, 0, 'slack', '[]', '{{reply}}' from channels where id % 4 = 0`,
+  );
+  // A reply delivery for half of the replied events, one in 50 failed; and a Slack message
+  // for those of the channels with one, one in 40 failed.
   await db.query(
     `insert into deliveries (event_id, channel_id, webhook_id, type, state)
      select id, channel_id, 'msg_' || id, 'event.replied',
             case when id % 50 = 0 then 'failed' else 'delivered' end
      from events where status = 'replied' and id % 2 = 0`,
+  );
+  await db.query(
+    `insert into deliveries (event_id, channel_id, webhook_id, type, state, destination_id)
+     select e.id, e.channel_id, 'msg_slack_' || e.id, 'event.replied',
+            case when e.id % 40 = 0 then 'failed' else 'delivered' end, d.id
+     from events e join destinations d on d.channel_id = e.channel_id and d.role = 'destination'
+     where e.status = 'replied' and e.id % 2 = 0`,
   );
   for (const [i, condition] of ruleConditions().entries())
     await db.query(

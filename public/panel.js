@@ -122,9 +122,13 @@
     showSchemeFields();
   }
   // A form for things of several kinds (destinations, tools): only the fieldset of the kind picked.
+  // A form with two pickers (an alert's condition and where it tells) names each one's group:
+  // <select data-kind-select="notify"> shows the fieldsets of data-kind-group="notify".
   document.querySelectorAll('[data-kind-select]').forEach(function (kind) {
+    var group = kind.getAttribute('data-kind-select');
     var showKindFields = function () {
       kind.form.querySelectorAll('[data-kind-fields]').forEach(function (fieldset) {
+        if ((fieldset.getAttribute('data-kind-group') || '') !== group) return;
         fieldset.hidden = fieldset.getAttribute('data-kind-fields') !== kind.value;
       });
     };

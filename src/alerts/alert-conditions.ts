@@ -51,78 +51,89 @@ function rejections(scoped: 'channel' | 'workspace'): string {
 const AFTER_ATTEMPTS = `(a.condition->>'after_attempts')::int`;
 
 /**
- * With `after_attempts` (`after`, SQL; null without), the newest delivery among `scope` (SQL
- * over `d`) still retried after that many failed attempts of its round, as `id` (null when
- * none). It reads the small partial index of migration 0042.
+ * Whether the destination row `t` is a target a delivery_failed rule reads, each on its own: the
+ * channel's reply URL while it has one, and each enabled destination of its list. Deleted and
+ * disabled ones drop out, their last failure with them: no message of theirs could clear it.
  */
-function newestRetried(scope: string, after: string): string {
-  return `(select max(d.id) as id from deliveries d
-    where ${after} is not null and ${scope}
-      and d.state in ('pending', 'sending') and d.attempts > d.round_start
-      and d.attempts - d.round_start >= ${after})`;
+const IS_TARGET = `case t.role when 'reply_url' then t.url is not null else t.enabled end`;
+
+/** The target `t`'s messages among the deliveries `d`: the reply URL's carry no destination id. */
+const OF_TARGET = `d.channel_id = t.channel_id
+  and (case t.role when 'reply_url' then d.destination_id is null else d.destination_id = t.id end)`;
+
+/**
+ * The target's newest settled message (delivered or failed) as `id` and whether it `failed`;
+ * one still retried tells nothing. A one-time filter on `t.role` picks the branch, each reading
+ * migration 0053's index at its target.
+ */
+const NEWEST_SETTLED = `(
+  (select d.id, d.state = 'failed' as failed from deliveries d
+   where t.role = 'reply_url' and d.channel_id = t.channel_id and d.destination_id is null
+     and d.state in ('delivered', 'failed')
+   order by d.id desc limit 1)
+  union all
+  (select d.id, d.state = 'failed' as failed from deliveries d
+   where t.role <> 'reply_url' and d.channel_id = t.channel_id and d.destination_id = t.id
+     and d.state in ('delivered', 'failed')
+   order by d.id desc limit 1)
+)`;
+
+/**
+ * With `after_attempts` (`after`, SQL; null without), the target's newest message still retried
+ * after that many failed attempts of its round, as `id` (null when none). It reads the small
+ * partial index of migration 0042.
+ */
+const newestRetried = (after: string) => `(select max(d.id) as id from deliveries d
+  where ${after} is not null and ${OF_TARGET}
+    and d.state in ('pending', 'sending') and d.attempts > d.round_start
+    and d.attempts - d.round_start >= ${after})`;
+
+/**
+ * How many of the targets of the channels `c` are failing: those whose newest message that
+ * tells the rule anything failed — the newest settled one `e`, unless a later one `r` is still
+ * retried after `after_attempts` (`after`). A target that works does not hide one that fails.
+ */
+function failingTargets(channels: string, after: string): string {
+  return `(select count(*) filter (
+      where case when r.id > coalesce(e.id, 0) then true else coalesce(e.failed, false) end
+    )::float8
+    from channels c
+    join destinations t on t.channel_id = c.id and ${IS_TARGET}
+    left join lateral ${NEWEST_SETTLED} e on true
+    left join lateral ${newestRetried(after)} r on true
+    where ${channels})`;
 }
 
 /**
- * Whether the newest delivery that tells the rule anything failed: the newest ended one `e`
- * (delivered or failed), unless a later one `r` is still retried after `after_attempts`.
- */
-const FAILING = `case when r.id > coalesce(e.id, 0) then true else e.failing end`;
-
-/**
- * Whether the scope's newest settled delivery (by id: the later message) failed: 1 while it
- * did, 0 once a later one was delivered. Workspace-wide rules read LAST_DELIVERIES, found once
- * per evaluation for every workspace (and `after_attempts`) that has one.
+ * The number of the scope's targets whose newest settled message failed (`value`), firing while
+ * there is one. Workspace-wide rules read FAILING_TARGETS, counted once per evaluation for every
+ * workspace (and `after_attempts`) that has one.
  */
 function deliveryFailed(scoped: 'channel' | 'workspace'): string {
   const only = `${TYPE} = 'delivery_failed' and a.condition->>'channel_id' is ${scoped === 'channel' ? 'not ' : ''}null`;
-  const last =
+  const failing =
     scoped === 'channel'
-      ? `(select ${FAILING}
-          from ${newestRetried(
-            `d.channel_id = ${CHANNEL}
-              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)`,
-            AFTER_ATTEMPTS,
-          )} r
-          left join lateral (
-            select d.id, d.state = 'failed' as failing from deliveries d
-            where d.channel_id = ${CHANNEL} and d.state in ('delivered', 'failed')
-              and exists (select 1 from channels c where c.id = d.channel_id and c.workspace_id = a.workspace_id)
-            order by d.id desc limit 1
-          ) e on true)`
-      : `(select l.failing from last_deliveries l
+      ? failingTargets(
+          `c.id = ${CHANNEL} and c.workspace_id = a.workspace_id and c.deleted_at is null`,
+          AFTER_ATTEMPTS,
+        )
+      : `(select l.failing from failing_targets l
           where l.workspace_id = a.workspace_id and l.after_attempts is not distinct from ${AFTER_ATTEMPTS})`;
-  return `select case when failing then 1 else 0 end::float8 as value,
-     coalesce(failing, false) as firing
-   from (select ${last} as failing where ${only}) last`;
+  return `select coalesce(failing, 0) as value, coalesce(failing, 0) > 0 as firing
+   from (select ${failing} as failing where ${only}) counted`;
 }
 
 /**
- * Whether each workspace's newest settled delivery failed, for the workspaces with a
- * workspace-wide `delivery_failed` rule, per `after_attempts`: a common table expression of the
- * evaluating statement. The newest ended delivery is found channel by channel (each through
- * its index), the newest retried one in the few being retried.
+ * How many targets are failing in each workspace with a workspace-wide `delivery_failed` rule,
+ * per `after_attempts`: a common table expression of the evaluating statement.
  */
-export const LAST_DELIVERIES = `last_deliveries as materialized (
-  select ws.workspace_id, ws.after_attempts, ${FAILING} as failing
+export const FAILING_TARGETS = `failing_targets as materialized (
+  select ws.workspace_id, ws.after_attempts,
+         ${failingTargets('c.workspace_id = ws.workspace_id and c.deleted_at is null', 'ws.after_attempts')} as failing
   from (
     select distinct workspace_id, (condition->>'after_attempts')::int as after_attempts from alerts
     where enabled and condition->>'type' = 'delivery_failed' and condition->>'channel_id' is null
   ) ws
-  left join lateral (
-    select d.id, d.state = 'failed' as failing from channels c
-    cross join lateral (
-      select d.id, d.state from deliveries d
-      where d.channel_id = c.id and d.state in ('delivered', 'failed')
-      order by d.id desc limit 1
-    ) d
-    where c.workspace_id = ws.workspace_id and c.deleted_at is null
-    order by d.id desc limit 1
-  ) e on true
-  left join lateral ${newestRetried(
-    `d.channel_id in (select c.id from channels c
-       where c.workspace_id = ws.workspace_id and c.deleted_at is null)`,
-    'ws.after_attempts',
-  )} r on true
 )`;
 
 /** Seconds since the oldest `pending` event of the workspace arrived (0 when none waits). */

@@ -7,6 +7,7 @@ export interface AlertJson {
   condition: AlertRow['condition'];
   notify: Record<string, unknown>;
   enabled: boolean;
+  for_s: number;
   state: AlertRow['state'];
   since: string | null;
   last_value: number | null;
@@ -20,6 +21,7 @@ export function toAlertJson(row: AlertRow): AlertJson {
     condition: row.condition,
     notify: shownNotify(row.notify, row.notify_secret_set),
     enabled: row.enabled,
+    for_s: row.for_s,
     state: row.state,
     since: row.since ? row.since.toISOString() : null,
     last_value: row.last_value,

@@ -53,11 +53,18 @@ export const conditionSchema = z.discriminatedUnion('type', [
  */
 export const notifySchema = destinationSchema;
 
+/**
+ * Seconds a condition must hold at every check before the alert fires, and must not hold before
+ * it clears: a blip shorter than that changes nothing.
+ */
+export const MAX_FOR_S = 3600;
+
 export const createAlertSchema = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(200),
   condition: conditionSchema,
   notify: notifySchema,
   enabled: z.boolean().optional(),
+  for_s: z.number().int().min(0).max(MAX_FOR_S).optional(),
 });
 
 export const updateAlertSchema = createAlertSchema.partial();

@@ -15,6 +15,8 @@ export interface AlertRow {
   /** Whether the notify's secret is stored; the secret itself is read only for sending. */
   notify_secret_set: boolean;
   enabled: boolean;
+  /** Seconds a condition must hold (or stop holding) at every check before the state turns. */
+  for_s: number;
   state: AlertState;
   since: Date | null;
   last_value: number | null;
@@ -34,7 +36,7 @@ export interface AlertChangeRow {
 
 /** The columns of an alert row, of the table named `a` in the statement. */
 const COLUMNS = `a.id::text, a.workspace_id::text, a.name, a.condition, a.notify, a.notify_url,
-  a.notify_secret is not null as notify_secret_set, a.enabled, a.state, a.since, a.last_value`;
+  a.notify_secret is not null as notify_secret_set, a.enabled, a.for_s, a.state, a.since, a.last_value`;
 
 /** A row as read: the notify's URL apart, as stored. */
 export type StoredRow<Row extends AlertRow> = Row & { notify_url: string | null };
@@ -74,6 +76,7 @@ export interface AlertWrite {
   /** Sealed; with `notify`, null clears it and undefined keeps the stored one. */
   notifySecret?: string | null;
   enabled?: boolean;
+  for_s?: number;
 }
 
 export async function listAlerts(
@@ -142,8 +145,8 @@ export async function insertAlert(
   const [notify, notifyUrl] = notifyColumns(secrets, input.notify);
   const { rows } = await db.query<StoredRow<AlertRow>>(
     `insert into alerts as a (workspace_id, name, condition, notify, notify_url, notify_secret,
-                              enabled)
-     values ($1, $2, $3, $4, $5, $6, $7) returning ${COLUMNS}`,
+                              enabled, for_s)
+     values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${COLUMNS}`,
     [
       workspaceId,
       input.name,
@@ -152,6 +155,7 @@ export async function insertAlert(
       notifyUrl,
       input.notifySecret ?? null,
       input.enabled ?? true,
+      input.for_s ?? 0,
     ],
   );
   return withNotifyUrl(secrets, rows[0] as StoredRow<AlertRow>);
@@ -159,7 +163,8 @@ export async function insertAlert(
 
 /**
  * Applies the members given. A new condition starts the alert afresh (`ok`, no `since`): what
- * it measured before says nothing about the new one.
+ * it measured before says nothing about the new one. A new condition, or turning it off or on,
+ * also forgets a turn under way: the checks it rested on were of another rule, or not made.
  */
 export async function updateAlert(
   db: Queryable,
@@ -178,6 +183,8 @@ export async function updateAlert(
        notify_url = case when $5::jsonb is null then notify_url else $9::text end,
        notify_secret = case when $7 then $8 else notify_secret end,
        enabled = coalesce($6, enabled),
+       for_s = coalesce($10, for_s),
+       turning_since = case when $4::jsonb is null and $6::boolean is null then turning_since end,
        state = case when $4::jsonb is null then state else 'ok' end,
        since = case when $4::jsonb is null then since end,
        last_value = case when $4::jsonb is null then last_value end,
@@ -194,6 +201,7 @@ export async function updateAlert(
       changes.notifySecret !== undefined,
       changes.notifySecret ?? null,
       notifyUrl,
+      changes.for_s ?? null,
     ],
   );
   return rows[0] && withNotifyUrl(secrets, rows[0]);

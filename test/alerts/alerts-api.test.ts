@@ -47,6 +47,7 @@ describe('the alerts API', () => {
       condition,
       notify: SHOWN_NOTIFY,
       enabled: true,
+      for_s: 0,
       state: 'ok',
       since: null,
       last_value: null,

@@ -175,4 +175,187 @@ describe('the Alerts page', () => {
     expect(refused.text).toMatch(/id="form-error">[^<]*at most 100 alerts/);
     await app.ctx.db.query('delete from alerts');
   });
+
+  it('adds an alert held for_s seconds, its fields and choices labelled in words', async () => {
+    await app.ctx.db.query('delete from alerts');
+    const page = await client.page('/alerts');
+    expect(page.text).toContain('<label for="alert-for_s">Hold for (seconds, 0–3,600)</label>');
+    expect(page.text).toContain('<option value="queue_age">Events wait too long</option>');
+    expect(page.text).toContain('<option value="teams">Microsoft Teams</option>');
+    expect(page.text).toContain(
+      '<label for="alert-failure_rate_window_s">Over the last (seconds)</label>',
+    );
+    // No member name of the API as a label.
+    expect(page.text).not.toMatch(
+      /<label for="[^"]+">(window_s|after_attempts|webhook_url|bot_token)\b/,
+    );
+
+    const added = await client.form('/alerts', {
+      name: 'Queue stuck',
+      type: 'queue_age',
+      queue_age_seconds: '120',
+      for_s: '300',
+      notify_kind: 'webhook',
+      notify_webhook_url: receiver.url('/held'),
+    });
+    expect(added.status).toBe(303);
+    const listed = (await driver.api('get', '/alerts').expect(200)).body.data as unknown[];
+    expect(listed).toEqual([
+      expect.objectContaining({
+        name: 'Queue stuck',
+        for_s: 300,
+        condition: { type: 'queue_age', seconds: 120 },
+      }),
+    ]);
+    expect((await client.page('/alerts')).text).toContain('(held 300 s)');
+  });
+
+  it('edits an alert on its own page: secrets kept, a rename keeps its state, a new condition starts afresh', async () => {
+    await app.ctx.db.query('delete from alerts');
+    const channel = await driver.createChannel({ name: 'Edited channel' });
+    const hook = 'https://hooks.slack.com/services/T0/B0/secret-part-4567';
+    const created = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Shop deliveries',
+        condition: { type: 'delivery_failed', channel_id: channel.id, after_attempts: 2 },
+        notify: { kind: 'slack', webhook_url: hook, message: 'Shop {{state}}' },
+      })
+      .expect(201);
+    const id = created.body.id as string;
+    await app.ctx.db.query(
+      `update alerts set state = 'firing', since = now(), last_value = 1 where id = $1`,
+      [id],
+    );
+
+    const list = await client.page('/alerts');
+    expect(list.text).toContain(`<a href="/alerts/${id}">Shop deliveries</a>`);
+    const page = await client.page(`/alerts/${id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1>Shop deliveries</h1>');
+    expect(page.text).toContain('value="Shop deliveries"');
+    expect(page.text).toContain(
+      '<option value="delivery_failed" selected>A delivery failed</option>',
+    );
+    expect(page.text).toContain(`<option value="${channel.id}" selected>Edited channel</option>`);
+    expect(page.text).toContain('name="delivery_failed_after_attempts" value="2"');
+    expect(page.text).toContain('<option value="slack" selected>Slack</option>');
+    expect(page.text).toContain('Incoming Webhook URL (secret; empty keeps the one saved)');
+    expect(page.text).not.toContain('secret-part');
+    expect(inlineCode(page.text)).toEqual([]);
+
+    const form = {
+      name: 'Shop deliveries (all targets)',
+      type: 'delivery_failed',
+      channel_id: channel.id,
+      delivery_failed_after_attempts: '2',
+      for_s: '120',
+      notify_kind: 'slack',
+      notify_slack_webhook_url: '',
+      message: 'Shop {{state}}',
+    };
+    const saved = await client.form(`/alerts/${id}`, form);
+    expect(saved.status).toBe(303);
+    expect(saved.headers.location).toBe(`/alerts/${id}`);
+    expect((await client.page(`/alerts/${id}`)).text).toContain('Alert saved.');
+    expect((await driver.api('get', `/alerts/${id}`).expect(200)).body).toMatchObject({
+      name: 'Shop deliveries (all targets)',
+      for_s: 120,
+      state: 'firing',
+      last_value: 1,
+      notify: { kind: 'slack', url_set: true, message: 'Shop {{state}}' },
+    });
+    const { rows } = await app.ctx.db.query<{ notify_secret: string }>(
+      'select notify_secret from alerts where id = $1',
+      [id],
+    );
+    expect(app.ctx.secrets.open(rows[0]!.notify_secret)).toBe(hook);
+
+    const refused = await client.form(`/alerts/${id}`, { ...form, for_s: '4000' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/id="alert-for_s-error"/);
+    expect(refused.text).toContain('href="#alert-for_s">Hold for (seconds, 0–3,600)</a>');
+    expect(refused.text).toContain('value="4000"');
+    expect((await driver.api('get', `/alerts/${id}`).expect(200)).body.for_s).toBe(120);
+
+    await client
+      .form(`/alerts/${id}`, { ...form, type: 'budget', budget_percent: '80' })
+      .expect(303);
+    expect((await driver.api('get', `/alerts/${id}`).expect(200)).body).toMatchObject({
+      condition: { type: 'budget', percent: 80 },
+      state: 'ok',
+      since: null,
+    });
+  });
+
+  it('turns an alert off and on from its row and from its page', async () => {
+    await app.ctx.db.query('delete from alerts');
+    const created = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Budget',
+        condition: { type: 'budget', percent: 90 },
+        notify: { kind: 'webhook', url: receiver.url('/switch') },
+      })
+      .expect(201);
+    const id = created.body.id as string;
+    const enabled = async () =>
+      (await driver.api('get', `/alerts/${id}`).expect(200)).body.enabled as boolean;
+
+    await client.form(`/alerts/${id}/disable`, { _csrf: 'forged' }).expect(403);
+    expect(await enabled()).toBe(true);
+    const off = await client.form(`/alerts/${id}/disable`);
+    expect(off.status).toBe(303);
+    expect(off.headers.location).toBe(`/alerts#alert-${id}`);
+    expect(await enabled()).toBe(false);
+    const list = await client.page('/alerts');
+    expect(list.text).toContain(`data-alert="${id}" data-state="ok" data-enabled="false"`);
+    expect(list.text).toContain(`action="/alerts/${id}/enable"`);
+    expect(list.text).toContain('is off: it is not checked.');
+
+    const on = await client.form(`/alerts/${id}/enable`, { back: 'edit' });
+    expect(on.headers.location).toBe(`/alerts/${id}`);
+    expect(await enabled()).toBe(true);
+    expect((await client.page(`/alerts/${id}`)).text).toContain(`action="/alerts/${id}/disable"`);
+
+    // Sent from its page, a test comes back to it.
+    const test = await client.form(`/alerts/${id}/test`, { back: 'edit' });
+    expect(test.headers.location).toBe(`/alerts/${id}`);
+    expect(receiver.messages.at(-1)?.json).toMatchObject({
+      type: 'alert.test',
+      data: { test: true },
+    });
+  });
+
+  it('deletes an alert only from a page that asks first', async () => {
+    await app.ctx.db.query('delete from alerts');
+    const created = await driver
+      .api('post', '/alerts')
+      .send({
+        name: 'Doomed <rule>',
+        condition: { type: 'queue_age', seconds: 60 },
+        notify: { kind: 'webhook', url: receiver.url('/doomed') },
+      })
+      .expect(201);
+    const id = created.body.id as string;
+
+    const page = await client.page(`/alerts/${id}`);
+    expect(page.text).toContain(`<a class="button danger" href="/alerts/${id}/delete">`);
+    expect(page.text).not.toContain(`action="/alerts/${id}/delete"`);
+    const asks = await client.page(`/alerts/${id}/delete`);
+    expect(asks.status).toBe(200);
+    expect(asks.text).toContain('<h1>Delete “Doomed &lt;rule&gt;”?</h1>');
+    expect(asks.text).toContain(`action="/alerts/${id}/delete"`);
+    expect(asks.text).toContain(`<a class="button" href="/alerts/${id}">Cancel</a>`);
+    await driver.api('get', `/alerts/${id}`).expect(200);
+
+    await client.form(`/alerts/${id}/delete`, { _csrf: 'forged' }).expect(403);
+    await driver.api('get', `/alerts/${id}`).expect(200);
+    const deleted = await client.form(`/alerts/${id}/delete`);
+    expect(deleted.status).toBe(303);
+    expect(deleted.headers.location).toBe('/alerts');
+    await driver.api('get', `/alerts/${id}`).expect(404);
+    expect((await client.page('/alerts')).text).toContain('Alert “Doomed &lt;rule&gt;” deleted');
+    expect((await client.page(`/alerts/${id}`)).status).toBe(404);
+  });
 });

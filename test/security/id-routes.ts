@@ -198,7 +198,18 @@ export const ID_ROUTES: IdRoute[] = [
     const [method, suffix = ''] = what.split(' ');
     return { route: `${method} /tools/{}${suffix}`, parts: ['tool'], answers: [tool] };
   }),
-  { route: 'post /alerts/{}/test', parts: ['alert'], answers: [alert] },
+  ...[
+    'get',
+    'post',
+    'post /enable',
+    'post /disable',
+    'post /test',
+    'get /delete',
+    'post /delete',
+  ].map((what): IdRoute => {
+    const [method, suffix = ''] = what.split(' ');
+    return { route: `${method} /alerts/{}${suffix}`, parts: ['alert'], answers: [alert] };
+  }),
   {
     route: 'post /workspace/api-keys/{}/revoke',
     parts: ['apiKey'],

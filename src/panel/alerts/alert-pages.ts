@@ -1,66 +1,115 @@
 import type { Response, Router } from 'express';
-import { createAlertSchema, type AlertCondition } from '../../alerts/alert-schemas.js';
+import { isDeepStrictEqual } from 'node:util';
+import type { AlertJson } from '../../alerts/alert-object.js';
+import {
+  createAlertSchema,
+  updateAlertSchema,
+  type AlertCondition,
+} from '../../alerts/alert-schemas.js';
 import { AppError } from '../../platform/errors.js';
 import { idRouter } from '../../platform/ids.js';
 import {
   CHANNEL_TYPES,
   CONDITION_FIELDS,
+  CONDITION_LABELS,
+  FIELD_LABELS,
+  NOTIFY_LABELS,
   alertFormErrors,
   alertInputOf,
   emptyAlertForm,
+  formOfAlert,
   postedAlertForm,
   type AlertForm,
 } from './alert-form.js';
 import { KIND_FIELDS, isSecretField } from '../channels/destination-form.js';
 import type { FieldErrors } from '../forms.js';
 import type { PanelServices } from '../panel-services.js';
-import { signedIn, workspaceId } from '../panel-auth.js';
+import { formField, signedIn, workspaceId } from '../panel-auth.js';
+
+type AlertPagesServices = Pick<PanelServices, 'alerts' | 'channels' | 'config' | 'sessions'>;
 
 /**
- * `/alerts`: each alert rule of the workspace with its state and its latest changes, a form to
- * add one, and a "Send test" button per rule.
+ * `/alerts`: each alert rule of the workspace with its state and its latest changes, and a form
+ * to add one; `/alerts/{id}` edits one, turns it off or on, sends a test and, after a page that
+ * asks, deletes it. Every action is a form: nothing needs JavaScript.
  */
-export function alertPages(
-  ctx: Pick<PanelServices, 'alerts' | 'channels' | 'config' | 'sessions'>,
-): Router {
+export function alertPages(ctx: AlertPagesServices): Router {
   const router = idRouter();
   router.use((_req, res, next) => {
     res.locals.area = 'alerts';
     next();
   });
 
-  const show = async (
+  /** What the pages' forms and descriptions need, besides the alerts. */
+  const formLocals = async (res: Response) => {
+    const channels = await ctx.channels.list(workspaceId(res));
+    const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
+    return {
+      channels,
+      describe: (condition: AlertCondition) => describeCondition(condition, channelNames),
+      valueOf: describeValue,
+      intervalS: ctx.config.alertIntervalMs / 1000,
+      conditionFields: CONDITION_FIELDS,
+      conditionLabels: CONDITION_LABELS,
+      channelTypes: CHANNEL_TYPES,
+      kindFields: KIND_FIELDS,
+      notifyLabels: NOTIFY_LABELS,
+      fieldLabels: FIELD_LABELS,
+      errorLabels: Object.fromEntries(
+        Object.entries(FIELD_LABELS).map(([field, label]) => [`alert-${field}`, label]),
+      ),
+      isSecretField,
+    };
+  };
+
+  const showList = async (
     res: Response,
     form: AlertForm = emptyAlertForm(),
     errors: FieldErrors = {},
     status = 200,
   ) => {
     const workspace = workspaceId(res);
-    const [alerts, history, channels] = await Promise.all([
+    const [alerts, history, locals] = await Promise.all([
       ctx.alerts.list(workspace),
       ctx.alerts.history(workspace),
-      ctx.channels.list(workspace),
+      formLocals(res),
     ]);
-    const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
     res.status(status).render('alerts/index', {
+      ...locals,
       title: 'Alerts',
       alerts,
       history,
-      describe: (condition: AlertCondition) => describeCondition(condition, channelNames),
-      valueOf: describeValue,
-      intervalS: ctx.config.alertIntervalMs / 1000,
       form,
       errors,
-      channels,
-      conditionFields: CONDITION_FIELDS,
-      channelTypes: CHANNEL_TYPES,
-      kindFields: KIND_FIELDS,
-      isSecretField,
     });
   };
 
+  const showEdit = async (
+    res: Response,
+    alert: AlertJson,
+    form: AlertForm = formOfAlert(alert),
+    errors: FieldErrors = {},
+    status = 200,
+  ) => {
+    const [history, locals] = await Promise.all([
+      ctx.alerts.history(workspaceId(res)),
+      formLocals(res),
+    ]);
+    res.status(status).render('alerts/edit', {
+      ...locals,
+      title: alert.name,
+      alert,
+      changes: history.get(alert.id) ?? [],
+      form,
+      errors,
+    });
+  };
+
+  const flash = (res: Response, kind: 'ok' | 'error', text: string) =>
+    ctx.sessions.flash(signedIn(res).session, { kind, text });
+
   router.get('/', async (_req, res) => {
-    await show(res);
+    await showList(res);
   });
 
   /** "Add an alert": the API's checks and limit, their errors shown at the form's fields. */
@@ -74,27 +123,90 @@ export function alertPages(
       );
     } catch (error) {
       const errors = alertFormErrors(error, form);
-      return show(res, form, errors, error instanceof AppError && error.status === 409 ? 409 : 400);
+      return showList(res, form, errors, statusOf(error));
     }
-    await ctx.sessions.flash(signedIn(res).session, { kind: 'ok', text: 'Alert added.' });
+    await flash(res, 'ok', 'Alert added.');
     res.redirect(303, `/alerts#alert-${created.id}`);
   });
+
+  router.get('/:alertId', async (req, res) => {
+    await showEdit(res, await ctx.alerts.get(workspaceId(res), req.params.alertId));
+  });
+
+  /**
+   * Saves the edit form. The condition is sent only when it changed: a new condition starts the
+   * alert afresh, which renaming it must not do.
+   */
+  router.post('/:alertId', async (req, res) => {
+    const ws = workspaceId(res);
+    const alert = await ctx.alerts.get(ws, req.params.alertId);
+    const form = postedAlertForm(req.body);
+    const input = alertInputOf(form);
+    if (isDeepStrictEqual(input.condition, alert.condition)) delete input.condition;
+    try {
+      await ctx.alerts.update(ws, alert.id, updateAlertSchema.parse(input));
+    } catch (error) {
+      return showEdit(res, alert, form, alertFormErrors(error, form), statusOf(error));
+    }
+    await flash(res, 'ok', 'Alert saved.');
+    res.redirect(303, `/alerts/${alert.id}`);
+  });
+
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    /** Turns the alert on (checked again from the next interval) or off (never checked). */
+    router.post(`/:alertId/${action}`, async (req, res) => {
+      const alert = await ctx.alerts.update(workspaceId(res), req.params.alertId, { enabled });
+      await flash(
+        res,
+        'ok',
+        enabled
+          ? `Alert “${alert.name}” is on.`
+          : `Alert “${alert.name}” is off: it is not checked.`,
+      );
+      res.redirect(303, backTo(req.body, alert.id));
+    });
+  }
 
   /** "Send test": one `alert.test` notification now; the page says what the target answered. */
   router.post('/:alertId/test', async (req, res) => {
     const id = req.params.alertId;
     const test = await ctx.alerts.test(workspaceId(res), id);
-    await ctx.sessions.flash(
-      signedIn(res).session,
+    await flash(
+      res,
+      test.ok ? 'ok' : 'error',
       test.ok
-        ? { kind: 'ok', text: 'Test notification sent.' }
-        : { kind: 'error', text: `Test notification not sent: ${test.error ?? 'unknown error'}.` },
+        ? 'Test notification sent.'
+        : `Test notification not sent: ${test.error ?? 'unknown error'}.`,
     );
-    res.redirect(303, `/alerts#alert-${id}`);
+    res.redirect(303, backTo(req.body, id));
+  });
+
+  router.get('/:alertId/delete', async (req, res) => {
+    const alert = await ctx.alerts.get(workspaceId(res), req.params.alertId);
+    res.render('alerts/confirm-delete', { title: `Delete · ${alert.name}`, alert });
+  });
+
+  router.post('/:alertId/delete', async (req, res) => {
+    const ws = workspaceId(res);
+    const alert = await ctx.alerts.get(ws, req.params.alertId);
+    await ctx.alerts.delete(ws, alert.id);
+    await flash(res, 'ok', `Alert “${alert.name}” deleted, with its history.`);
+    res.redirect(303, '/alerts');
   });
 
   return router;
 }
+
+/** The status a refused form is shown again with: the limit's 409, else 400. */
+const statusOf = (error: unknown) =>
+  error instanceof AppError && error.status === 409 ? 409 : 400;
+
+/** Where an action on the alert returns: its own page when sent from there, else its row. */
+const backTo = (body: unknown, id: string) =>
+  formField(body, 'back') === 'edit' ? `/alerts/${id}` : `/alerts#alert-${id}`;
 
 /**
  * A condition in words: "Failure rate ≥ 25% over 300 s (at least 10 events), channel “Shop”"; a
@@ -132,7 +244,7 @@ export function describeValue(condition: AlertCondition, value: number | null): 
     case 'rejections':
       return `${value} rejected`;
     case 'delivery_failed':
-      return value > 0 ? 'failed' : 'delivered';
+      return value === 0 ? 'none failing' : `${value} target${value === 1 ? '' : 's'} failing`;
     case 'queue_age':
       return `${Math.round(value)} s`;
     case 'budget':
