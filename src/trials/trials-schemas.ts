@@ -17,6 +17,11 @@ const eventId = z.union([
 /** A check reads a side's `status`, its reply's text (`reply`) or a JSON reply's member. */
 const trialCheck = conditionSchema(['status', 'reply']);
 
+/** Up to 10 checks, each applied on its own to both sides of every result. */
+export const trialChecksSchema = z
+  .array(trialCheck)
+  .max(MAX_TRIAL_CHECKS, `must hold at most ${MAX_TRIAL_CHECKS} checks`);
+
 /** The model that compares the two replies of each result, and what it judges them by. */
 const judgeSchema = z.strictObject({
   /** Left out: the channel's provider. */
@@ -36,10 +41,7 @@ export const createTrialSchema = z.strictObject({
     z.strictObject({ last: z.number().int().min(1).max(MAX_TRIAL_EVENTS) }),
     z.strictObject({ ids: z.array(eventId).min(1).max(MAX_TRIAL_EVENTS) }),
   ]),
-  checks: z
-    .array(trialCheck)
-    .max(MAX_TRIAL_CHECKS, `must hold at most ${MAX_TRIAL_CHECKS} checks`)
-    .optional(),
+  checks: trialChecksSchema.optional(),
   judge: judgeSchema.optional(),
 });
 

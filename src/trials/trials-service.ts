@@ -157,6 +157,13 @@ export class TrialsService {
     );
   }
 
+  /** What the trial's Promote makes the channel's next version: its template and AI settings. */
+  async promoted(workspaceId: string, id: string): Promise<{ template: string; ai: AiSettings }> {
+    const row = await repo.findTrial(this.db, workspaceId, id);
+    if (!row) throw notFound('This trial');
+    return { template: row.template, ai: toAiSettings(row.ai) };
+  }
+
   /** The start of each result's payload, by event id (for the trial page). */
   payloadExcerpts(workspaceId: string, trial: Trial, chars: number): Promise<Map<string, string>> {
     const ids = (trial.results ?? []).map((result) => result.event_id);
