@@ -6,7 +6,10 @@ import { asNumber, type Condition } from './condition-schemas.js';
 export interface ConditionSubject {
   payload?: JsonValue;
   status?: string;
+  /** The reply parsed, when it is JSON: what `json.<p>` and `reply.<p>` read. */
   json?: JsonValue;
+  /** The reply's text: what `reply` reads. */
+  reply?: string;
 }
 
 /** A list of conditions made ready once (per channel settings) and checked per event. */
@@ -139,9 +142,11 @@ type Read = (subject: ConditionSubject) => JsonValue | undefined;
 
 function reader({ scope, placeholder }: ConditionPath): Read {
   if (scope === 'status') return (subject) => subject.status;
+  if (scope === 'reply' && !placeholder) return (subject) => subject.reply;
   if (!placeholder) return () => undefined;
+  const rootOf = scope === 'reply' ? 'json' : scope;
   return (subject) => {
-    const root = subject[scope];
+    const root = subject[rootOf];
     return root === undefined ? undefined : resolvePath(root, placeholder);
   };
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from '../db/database.js';
+import type { StoredOutcome } from './trial-outcomes.js';
+import type { TrialJudge } from './trials-schemas.js';
 import { overBudget } from '../spend/budget-sql.js';
 
 /** A result claimed to be asked, with what it is asked with. */
@@ -16,6 +18,9 @@ export interface ClaimedTrialResult {
   payload: string | null;
   thread_key: string | null;
   budgeted: boolean;
+  /** The event's stored outcome, which the judge compares the candidate's with. */
+  current: StoredOutcome;
+  judge: TrialJudge | null;
 }
 
 /**
@@ -48,7 +53,7 @@ export async function claimTrialResults(
      where r.trial_id = next.trial_id and r.position = next.position
        and t.id = r.trial_id and w.id = t.workspace_id
      returning r.trial_id || ':' || r.position as id, r.trial_id, r.position, r.event_id,
-       t.workspace_id, t.channel_id, t.template, t.ai,
+       t.workspace_id, t.channel_id, t.template, t.ai, r.current, t.judge,
        (select payload from events e where e.id = r.event_id) as payload,
        (select thread_key from events e where e.id = r.event_id) as thread_key,
        w.monthly_budget_usd is not null as budgeted`,

@@ -14,9 +14,11 @@ import {
   type RequestDeps,
 } from '../worker/event-request.js';
 import { storableText } from '../worker/storable-text.js';
+import type { AiCall } from '../ai/fallback-runner.js';
 import type { CandidateOutcome } from './trial-outcomes.js';
+import { askJudge } from './trial-judge.js';
 import { claimTrialResults, type ClaimedTrialResult } from './queue-claim.js';
-import { finishTrialResult } from './queue-finish.js';
+import { finishTrialResult, type JudgedOutcome } from './queue-finish.js';
 import { releaseTrialResult } from './queue-release.js';
 import { TRIALS_CHANNEL } from './trials-repo.js';
 
@@ -77,11 +79,12 @@ export class TrialWorker {
     const { db, log, workerId } = this.options;
     try {
       const outcome = await this.candidateOutcome(result, signal);
-      if (outcome === undefined) {
+      const judged = outcome && (await this.judged(result, outcome, signal));
+      if (outcome === undefined || judged === null) {
         await releaseTrialResult(db, workerId, result);
         return;
       }
-      if (!(await finishTrialResult(db, workerId, result, outcome))) {
+      if (!(await finishTrialResult(db, workerId, result, outcome, judged))) {
         log.warn({ trialId: result.trial_id }, 'trial result taken over by another worker');
       }
     } catch (error) {
@@ -90,6 +93,51 @@ export class TrialWorker {
         'trial result not stored; it is asked again when its lease ends',
       );
     }
+  }
+
+  /**
+   * The judge's verdict on the result when the trial has a judge and both sides replied
+   * (undefined otherwise); null when cut short. Its calls are priced and counted as the
+   * candidate's are.
+   */
+  private async judged(
+    result: ClaimedTrialResult,
+    outcome: CandidateOutcome,
+    signal: AbortSignal,
+  ): Promise<JudgedOutcome | undefined | null> {
+    const { judge, current, payload } = result;
+    if (!judge || payload === null || current.reply === null || outcome.reply === null) {
+      return undefined;
+    }
+    if (current.status !== 'replied' || outcome.status !== 'replied') return undefined;
+    let asked;
+    try {
+      asked = await askJudge(
+        this.options,
+        judge,
+        {
+          workspaceId: result.workspace_id,
+          ai: result.ai,
+          payload,
+          current: current.reply,
+          candidate: outcome.reply,
+          budgeted: result.budgeted,
+        },
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) return null;
+      throw error;
+    }
+    await this.settle(result, asked.calls);
+    return { verdict: asked.verdict, costUsd: sumOfCosts(asked.calls) };
+  }
+
+  /** Records the spend of a trial's calls (no event's) and counts them in /metrics. */
+  private async settle(result: ClaimedTrialResult, calls: AiCall[]): Promise<void> {
+    const { log, metrics, recordSpend } = this.options;
+    await settleSpend(recordSpend, log, { ...result, eventId: null }, calls);
+    await countCalls(metrics, result.workspace_id, calls);
   }
 
   /** The candidate's outcome on the event, exactly as the worker would ask; undefined if cut short. */
@@ -148,9 +196,7 @@ export class TrialWorker {
       if (signal.aborted) return undefined;
       throw error;
     }
-    const { log, metrics, recordSpend } = this.options;
-    await settleSpend(recordSpend, log, { ...result, eventId: null }, asked.result.calls);
-    await countCalls(metrics, result.workspace_id, asked.result.calls);
+    await this.settle(result, asked.result.calls);
     const call = attemptRecord(asked.result);
     return {
       status: asked.result.ok ? 'replied' : 'failed',
@@ -163,4 +209,10 @@ export class TrialWorker {
       missing: prepared.missing,
     };
   }
+}
+
+/** What the calls cost together; null when none has a known cost. */
+function sumOfCosts(calls: readonly AiCall[]): number | null {
+  const known = calls.flatMap((call) => (call.cost_usd === null ? [] : [call.cost_usd]));
+  return known.length ? known.reduce((sum, cost) => sum + cost, 0) : null;
 }

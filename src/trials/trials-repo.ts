@@ -1,5 +1,8 @@
 import type { Queryable } from '../db/database.js';
+import type { Condition } from '../conditions/condition-schemas.js';
+import type { JudgeVerdict } from './trial-judge.js';
 import type { CandidateOutcome, StoredOutcome } from './trial-outcomes.js';
+import type { TrialJudge } from './trials-schemas.js';
 
 /** The NOTIFY channel on which a new trial wakes the trial workers. */
 export const TRIALS_CHANNEL = 'hookprompt_trials';
@@ -16,6 +19,10 @@ export interface TrialRow {
   ai: unknown;
   total: number;
   done: number;
+  /** Conditions applied to each side of each result; null when the trial has none. */
+  checks: Condition[] | null;
+  /** The model comparing each result's two replies; null when the trial has none. */
+  judge: TrialJudge | null;
   created_at: Date;
   finished_at: Date | null;
 }
@@ -26,10 +33,13 @@ export interface TrialResultRow {
   event_id: string;
   current: StoredOutcome;
   candidate: CandidateOutcome | null;
+  /** Null until asked, and for results whose two sides did not both reply. */
+  judge: JudgeVerdict | null;
+  judge_cost_usd: number | null;
 }
 
 const TRIAL_COLUMNS = `id, workspace_id, channel_id, status, candidate, template, ai, total, done,
-  created_at, finished_at`;
+  checks, judge, created_at, finished_at`;
 
 /** An event a trial may be asked on, with its stored outcome. */
 export interface TrialEventRow extends StoredOutcome {
@@ -94,13 +104,15 @@ export interface NewTrial {
   template: string;
   ai: unknown;
   events: readonly TrialEventRow[];
+  checks: readonly Condition[] | undefined;
+  judge: TrialJudge | undefined;
 }
 
 /** Stores a trial and its chosen events in order, and wakes the trial workers. */
 export async function insertTrial(db: Queryable, trial: NewTrial): Promise<TrialRow> {
   const { rows } = await db.query<TrialRow>(
-    `insert into trials (workspace_id, channel_id, candidate, template, ai, total)
-     values ($1, $2, $3, $4, $5, $6)
+    `insert into trials (workspace_id, channel_id, candidate, template, ai, total, checks, judge)
+     values ($1, $2, $3, $4, $5, $6, $7, $8)
      returning ${TRIAL_COLUMNS}`,
     [
       trial.workspaceId,
@@ -109,6 +121,8 @@ export async function insertTrial(db: Queryable, trial: NewTrial): Promise<Trial
       trial.template,
       JSON.stringify(trial.ai),
       trial.events.length,
+      trial.checks ? JSON.stringify(trial.checks) : null,
+      trial.judge ? JSON.stringify(trial.judge) : null,
     ],
   );
   const row = rows[0] as TrialRow;
@@ -171,7 +185,9 @@ export async function trialResults(
   trialIds: readonly string[],
 ): Promise<TrialResultRow[]> {
   const { rows } = await db.query<TrialResultRow>(
-    `select trial_id, position, event_id, current, candidate from trial_results
+    `select trial_id, position, event_id, current, candidate, judge,
+       judge_cost_usd::float8 as judge_cost_usd
+     from trial_results
      where trial_id = any ($1::bigint[]) order by trial_id, position`,
     [trialIds],
   );

@@ -13,14 +13,33 @@ import {
   type SideSummary,
   type StoredOutcome,
 } from './trial-outcomes.js';
+import type { Condition } from '../conditions/condition-schemas.js';
+import { TrialChecks, type CheckResult } from './trial-checks.js';
+import type { JudgeVerdict } from './trial-judge.js';
 import * as repo from './trials-repo.js';
-import type { CreateTrial } from './trials-schemas.js';
+import type { CreateTrial, TrialJudge } from './trials-schemas.js';
+
+/** A side of a result, with its checks when the trial has checks. */
+type Checked<Outcome> = Outcome & { checks?: CheckResult[] };
 
 export interface TrialResult {
   event_id: string;
-  current: StoredOutcome;
+  current: Checked<StoredOutcome>;
   /** Null until the candidate has been asked on the event. */
-  candidate: CandidateOutcome | null;
+  candidate: Checked<CandidateOutcome> | null;
+  /** The judge's verdict, once asked: only on results whose two sides both replied. */
+  judge?: JudgeVerdict;
+}
+
+/** A side of the summary, with the results whose checks all hold when the trial has checks. */
+type SummarySide = SideSummary & { checks_passed?: number };
+
+export interface TrialSummary {
+  current: SummarySide;
+  candidate: SummarySide;
+  /** With a judge: how many results it gave to each side, and what asking it cost. */
+  judge?: { current: number; candidate: number; tie: number };
+  judge_cost_usd?: number | null;
 }
 
 export interface Trial {
@@ -31,9 +50,13 @@ export interface Trial {
   done: number;
   /** What was given: members left out stay as the channel's current. */
   candidate: { template?: string; ai?: Partial<AiSettings> };
+  /** The conditions applied to each side, when given. */
+  checks?: Condition[];
+  /** The model comparing the two replies of each result, when given. */
+  judge?: TrialJudge;
   created_at: string;
   finished_at: string | null;
-  summary: { current: SideSummary; candidate: SideSummary };
+  summary: TrialSummary;
   results?: TrialResult[];
 }
 
@@ -73,7 +96,11 @@ export class TrialsService {
     if (input.template !== undefined) candidate.template = input.template;
     if (input.ai !== undefined) candidate.ai = input.ai;
     const row = await this.db.transaction(async (tx) => {
-      await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
+      const judgeProvider = input.judge?.provider;
+      await this.options.requireProviders(tx, workspaceId, [
+        ...namedProviders(ai),
+        ...(judgeProvider ? [judgeProvider] : []),
+      ]);
       await this.options.requireTools(tx, workspaceId, ai.tools);
       return repo.insertTrial(tx, {
         workspaceId,
@@ -82,6 +109,8 @@ export class TrialsService {
         template: input.template ?? channel.template,
         ai,
         events,
+        checks: input.checks,
+        judge: input.judge,
       });
     });
     return this.get(workspaceId, row.id);
@@ -126,6 +155,13 @@ export class TrialsService {
       row.template,
       toAiSettings(row.ai),
     );
+  }
+
+  /** What the trial's Promote makes the channel's next version: its template and AI settings. */
+  async promoted(workspaceId: string, id: string): Promise<{ template: string; ai: AiSettings }> {
+    const row = await repo.findTrial(this.db, workspaceId, id);
+    if (!row) throw notFound('This trial');
+    return { template: row.template, ai: toAiSettings(row.ai) };
   }
 
   /** The start of each result's payload, by event id (for the trial page). */
@@ -184,7 +220,9 @@ function toTrial(
   results: readonly repo.TrialResultRow[],
   withResults: boolean,
 ): Trial {
-  const asked = results.flatMap((result) => (result.candidate ? [result.candidate] : []));
+  const checks = row.checks ? new TrialChecks(row.checks) : undefined;
+  const shown = results.map((result) => resultShown(result, checks));
+  const asked = shown.flatMap((result) => (result.candidate ? [result.candidate] : []));
   const trial: Trial = {
     id: row.id,
     channel_id: row.channel_id,
@@ -192,19 +230,57 @@ function toTrial(
     total: row.total,
     done: row.done,
     candidate: row.candidate as Trial['candidate'],
+    ...(row.checks ? { checks: row.checks } : {}),
+    ...(row.judge ? { judge: row.judge } : {}),
     created_at: new Date(row.created_at).toISOString(),
     finished_at: row.finished_at ? new Date(row.finished_at).toISOString() : null,
     summary: {
-      current: summarize(results.map((result) => result.current)),
-      candidate: summarize(asked),
+      current: sideSummary(
+        shown.map((result) => result.current),
+        checks,
+      ),
+      candidate: sideSummary(asked, checks),
+      ...(row.judge ? judgeSummary(results) : {}),
     },
   };
-  if (withResults) {
-    trial.results = results.map((result) => ({
-      event_id: result.event_id,
-      current: result.current,
-      candidate: result.candidate,
-    }));
-  }
+  if (withResults) trial.results = shown;
   return trial;
+}
+
+/** A result as the API shows it: each side with its checks, the judge's verdict once asked. */
+function resultShown(result: repo.TrialResultRow, checks: TrialChecks | undefined): TrialResult {
+  const withChecks = <Outcome extends { status: string; reply: string | null }>(
+    outcome: Outcome,
+  ): Checked<Outcome> => (checks ? { ...outcome, checks: checks.of(outcome) } : outcome);
+  return {
+    event_id: result.event_id,
+    current: withChecks(result.current),
+    candidate: result.candidate ? withChecks(result.candidate) : null,
+    ...(result.judge ? { judge: result.judge } : {}),
+  };
+}
+
+function sideSummary(
+  outcomes: readonly Checked<StoredOutcome | CandidateOutcome>[],
+  checks: TrialChecks | undefined,
+): SummarySide {
+  const summary = summarize(outcomes);
+  if (!checks) return summary;
+  const passed = outcomes.filter((outcome) => outcome.checks?.every((check) => check.ok));
+  return { ...summary, checks_passed: passed.length };
+}
+
+/** How many results the judge gave to each side, and what its calls cost together. */
+function judgeSummary(
+  results: readonly repo.TrialResultRow[],
+): Pick<TrialSummary, 'judge' | 'judge_cost_usd'> {
+  const judge = { current: 0, candidate: 0, tie: 0 };
+  for (const { judge: verdict } of results) {
+    if (verdict && 'winner' in verdict) judge[verdict.winner] += 1;
+  }
+  const costs = results.flatMap((r) => (r.judge_cost_usd === null ? [] : [r.judge_cost_usd]));
+  return {
+    judge,
+    judge_cost_usd: costs.length ? costs.reduce((sum, cost) => sum + cost, 0) : null,
+  };
 }

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
 import { useTestApp } from '../support/harness.js';
 
 const { app, driver, ai } = useTestApp({ ai: true, env: ADMIN_ENV });
@@ -54,7 +55,11 @@ describe('trials in the panel', () => {
     expect(page.text).toContain('Fake model reply to: Thanks for order 2');
     // The word diff marks what the candidate changed.
     expect(page.text).toContain('<del>Thanks </del><ins>Warm thanks </ins>');
-    expect(page.text).toContain('{&#34;order&#34;:{&#34;id&#34;:2}}');
+    // The payload laid out; the whole change shown before Promote.
+    expect(page.text).toContain('{\n  &#34;order&#34;: {\n    &#34;id&#34;: 2\n  }\n}');
+    expect(page.text).toContain(
+      '<del>Thanks for order {{order.id}}</del><ins>Warm thanks for order {{order.id}}</ins>',
+    );
     expect(inlineScripts(page.text)).toEqual([]);
     expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
 
@@ -147,6 +152,112 @@ describe('trials in the panel', () => {
     expect(page.text).toMatch(/<tr class="diff-changed"><td><code>tone<\/code>/);
     expect(page.text).toContain('&#34;loud&#34;');
     expect(page.text).toMatch(/<tr class="diff-same"><td><code>ok<\/code>/);
+    ai.defaultReply = {};
+  });
+
+  it("shows the whole change before Promote, each event's checks and verdict, and the changed ones alone", async () => {
+    const id = await panel.createChannel('Support', 'Ticket {{subject}}');
+    await driver
+      .api('patch', `/channels/${id}`)
+      .send({ ai: { system_prompt: 'Be brief.' } })
+      .expect(200);
+    await driver
+      .api('put', '/prices/judge-model')
+      .send({ input_per_mtok: 1_000_000, output_per_mtok: 1_000_000 })
+      .expect(200);
+    const url = await panel.webhookUrl(id);
+    const isJudge = (prompt: string | undefined) => prompt?.startsWith('Rubric:') === true;
+    // "hello" is answered the same whatever the prompt; the judge prefers a reply naming "Ticket:".
+    ai.defaultReply = (request) => {
+      const prompt = request.prompt ?? '';
+      if (isJudge(prompt)) {
+        const a = /<reply-A>\n([\s\S]*?)\n<\/reply-A>/.exec(prompt)?.[1] ?? '';
+        const b = /<reply-B>\n([\s\S]*?)\n<\/reply-B>/.exec(prompt)?.[1] ?? '';
+        const winner = a === b ? 'tie' : a.includes('Ticket:') ? 'A' : 'B';
+        return {
+          body: chatCompletion(
+            JSON.stringify({ winner, reason: `${winner}: it names the ticket` }),
+          ),
+        };
+      }
+      return { body: chatCompletion(prompt.endsWith('hello') ? 'Hello!' : `Answer to ${prompt}`) };
+    };
+    for (const subject of ['refund', 'hello', 'late']) {
+      expect((await driver.sendEvent(url, { subject })).status).toBe(200);
+    }
+    await createWorker(app.ctx).runOnce();
+
+    // A judge without a rubric is refused beside its field, what was typed kept.
+    const refused = await panel.form(`/channels/${id}/trials`, {
+      name: 'Support',
+      template: 'Ticket: {{subject}}',
+      trial_judge_model: 'judge-model',
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toMatch(/id="trial_judge_rubric-error">Say what the judge prefers/);
+    expect(refused.text).toContain(
+      'id="trial_judge_model" name="trial_judge_model" value="judge-model"',
+    );
+
+    const tried = await panel.form(`/channels/${id}/trials`, {
+      name: 'Support',
+      template: 'Ticket: {{subject}}',
+      ai_system_prompt: 'Be warm.',
+      trial_checks: 'reply contains "Ticket:"\nstatus eq "replied"',
+      trial_judge_model: 'judge-model',
+      trial_judge_rubric: 'Prefer the reply that names the ticket.',
+    });
+    expect(tried.status, tried.text.slice(0, 500)).toBe(303);
+    const trialPath = tried.headers.location as string;
+    while ((await createTrialWorker(app.ctx).runOnce()) > 0);
+    const page = await panel.page(trialPath);
+    expect(page.status).toBe(200);
+
+    // Before Promote: the template and the system prompt, each as a diff.
+    const change = /<section class="card" aria-labelledby="change-heading"[\s\S]*?<\/section>/.exec(
+      page.text,
+    )?.[0];
+    expect(change).toContain('<del>Ticket {{subject}}</del><ins>Ticket: {{subject}}</ins>');
+    expect(change).toMatch(
+      /data-member="system_prompt">[\s\S]*<del>Be brief\.<\/del><ins>Be warm\.<\/ins>/,
+    );
+    expect(change).not.toContain('data-member="temperature"');
+
+    // The summary: checks passed and the judge's preferences per side.
+    const side = (key: string, cell: string) =>
+      new RegExp(`data-side="${key}">[\\s\\S]*?<td ${cell}>(\\d+)</td>`).exec(page.text)?.[1];
+    expect([
+      side('current', 'data-checks-passed'),
+      side('candidate', 'data-checks-passed'),
+    ]).toEqual(['0', '2']);
+    expect([side('current', 'data-judge-wins'), side('candidate', 'data-judge-wins')]).toEqual([
+      '0',
+      '2',
+    ]);
+    expect(page.text).toContain('Ties: 1.');
+    // Each event: its verdict, and each check on each side.
+    expect([...page.text.matchAll(/data-winner="(\w+)"/g)].map((m) => m[1])).toEqual([
+      'candidate',
+      'tie',
+      'candidate',
+    ]);
+    expect(page.text).toContain(
+      '<li class="check-ok">✓ <code>reply contains &#34;Ticket:&#34;</code></li>',
+    );
+    expect(page.text).toContain(
+      '<li class="check-failed">✗ <code>reply contains &#34;Ticket:&#34;</code></li>',
+    );
+
+    // Changed only: the event answered "Hello!" both times is left out.
+    expect(page.text).toContain('changed only (2)');
+    const changed = await panel.page(`${trialPath}?changed=1`);
+    expect([...changed.text.matchAll(/data-event="(\d+)"/g)]).toHaveLength(2);
+    expect(changed.text).not.toContain('data-winner="tie"');
+
+    // Promoted, the versions say what changed, with the diff folded under it.
+    await panel.form(`${trialPath}/promote`).expect(303);
+    const editor = await panel.page(`/channels/${id}`);
+    expect(editor.text).toMatch(/<summary>Template, System prompt<\/summary>/);
     ai.defaultReply = {};
   });
 });

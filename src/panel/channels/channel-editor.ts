@@ -1,10 +1,12 @@
 import type { Request, Response } from 'express';
-import type { Channel } from '../../channels/channels-service.js';
+import type { Channel, ChannelVersion } from '../../channels/channels-service.js';
 import type { PanelServices } from '../panel-services.js';
 import { isJsonObject, listPlaceholders, parsePayload, toJsonText } from '../../template/index.js';
 import { acceptWhenText, parseAcceptWhenText } from './accept-when-form.js';
 import { aiFormOf, postedAiForm, REDACTION_CHOICES, type AiForm } from './ai-form.js';
 import { previewAi } from './ai-preview.js';
+import { promptChange } from './prompt-change.js';
+import { NO_TRIAL_OPTIONS, trialOptionsOf, type TrialOptionsForm } from './trial-options.js';
 import { textareaText, type FieldErrors } from '../forms.js';
 import { aboutSpan } from '../format.js';
 import {
@@ -27,6 +29,8 @@ export interface EditorForm {
   sample?: string;
   /** `accept_when`, one condition a line; absent means the channel's saved conditions. */
   acceptWhen?: string;
+  /** Checks and a judge for "Try on recent events"; absent means none. */
+  trial?: TrialOptionsForm;
 }
 
 export interface TestOutcome {
@@ -81,11 +85,11 @@ export function channelEditor(ctx: PanelServices) {
     res.status(extras.status ?? 200).render('channels/edit', {
       title: channel.name,
       channel,
-      form: { ...form, ai, sample, acceptWhen },
+      form: { ...form, ai, sample, acceptWhen, trial: form.trial ?? NO_TRIAL_OPTIONS },
       redactionChoices: REDACTION_CHOICES,
       aiPreview,
       providerNames: providers.map((provider) => provider.name),
-      versions,
+      versions: versionsWithChanges(versions),
       trials: trials.slice(0, 10),
       recentTrialEvents: RECENT_TRIAL_EVENTS,
       errors: extras.errors ?? {},
@@ -134,6 +138,7 @@ export function channelEditor(ctx: PanelServices) {
       ai: postedAiForm(fields, aiFormOf(channel.ai)),
       sample: text('sample', ''),
       acceptWhen: text('accept_when', acceptWhenText(channel.accept_when)),
+      trial: trialOptionsOf(text),
     };
   };
 
@@ -210,4 +215,21 @@ export function curlLine(url: string, samplePayload: string): string {
 function retriesOf(scheduleMs: readonly number[]): { during: string; attempts: number } {
   const total = scheduleMs.reduce((sum, wait) => sum + wait, 0);
   return { during: aboutSpan(total), attempts: scheduleMs.length + 1 };
+}
+
+/**
+ * Each version with what changed from the version before it (the next one in the list, which is
+ * newest first): the names of what changed, and the change as the trial page shows it.
+ */
+function versionsWithChanges(versions: readonly ChannelVersion[]) {
+  return versions.map((version, i) => {
+    const previous = versions[i + 1];
+    if (!previous || previous.version !== version.version - 1) return { ...version };
+    const change = promptChange(previous, version);
+    const changed = [
+      ...(change.template ? ['Template'] : []),
+      ...change.ai.map((member) => member.label),
+    ];
+    return { ...version, change, changed };
+  });
 }

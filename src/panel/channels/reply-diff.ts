@@ -12,17 +12,33 @@ export interface FieldChange {
   kind: 'same' | 'changed' | 'removed' | 'added';
 }
 
-/** Past this many words a side, the diff is the whole of each (the table would be too large). */
-const MAX_WORDS = 2000;
+/** Past this many words (or lines) a side, the diff is the whole of each (the table would be too large). */
+const MAX_TOKENS = 2000;
 
 /** Words and the spaces after them, so the parts put back together give the texts exactly. */
 const words = (text: string) => text.match(/\S+\s*|\s+/g) ?? [];
 
+/** Lines with their line breaks, likewise. */
+const lines = (text: string) => text.match(/[^\n]*\n|[^\n]+/g) ?? [];
+
 /** A word diff of two replies (longest common subsequence of their words). */
 export function wordDiff(current: string, candidate: string): DiffPart[] {
-  const a = words(current);
-  const b = words(candidate);
-  if (a.length > MAX_WORDS || b.length > MAX_WORDS) {
+  return tokenDiff(current, candidate, words);
+}
+
+/** A line diff of two texts (a template, a system prompt). */
+export function lineDiff(current: string, candidate: string): DiffPart[] {
+  return tokenDiff(current, candidate, lines);
+}
+
+function tokenDiff(
+  current: string,
+  candidate: string,
+  split: (text: string) => string[],
+): DiffPart[] {
+  const a = split(current);
+  const b = split(candidate);
+  if (a.length > MAX_TOKENS || b.length > MAX_TOKENS) {
     return merge([
       { kind: 'removed', text: current },
       { kind: 'added', text: candidate },

@@ -12,19 +12,28 @@ import { fieldErrors } from '../forms.js';
 import { signedIn, workspaceId } from '../panel-auth.js';
 import type { PanelServices } from '../panel-services.js';
 import { fieldDiff, jsonObjects, wordDiff, type DiffPart, type FieldChange } from './reply-diff.js';
+import { prettyPayload } from '../pretty-json.js';
+import { describeCondition } from '../../conditions/conditions.js';
+import { changesAnything, promptChange } from './prompt-change.js';
+import { NO_TRIAL_OPTIONS, parseTrialOptions } from './trial-options.js';
+import type { CheckResult } from '../../trials/trial-checks.js';
+import type { JudgeVerdict } from '../../trials/trial-judge.js';
 
 /** How many of the newest events "Try on recent events" asks (the API's bounds). */
 const trialEventsSchema = z.coerce.number().int().min(1).max(100);
 
-/** How much of each payload the trial page shows. */
-const PAYLOAD_EXCERPT_CHARS = 400;
+/** How much of each payload the trial page shows (laid out when that much is whole JSON). */
+const PAYLOAD_EXCERPT_CHARS = 4000;
 
-/** One row of the trial page: the payload's start, both outcomes, and how the replies differ. */
+/** One row of the trial page: the payload, both outcomes, and how the replies differ. */
 interface ResultView {
   eventId: string;
   payload: string;
-  current: StoredOutcome;
-  candidate: CandidateOutcome | null;
+  current: StoredOutcome & { checks?: CheckResult[] };
+  candidate: (CandidateOutcome & { checks?: CheckResult[] }) | null;
+  judge?: JudgeVerdict;
+  /** The candidate answered otherwise than the stored outcome (status or reply). */
+  changed: boolean;
   words?: DiffPart[];
   fields?: FieldChange[];
 }
@@ -46,11 +55,13 @@ export function trialPages(
     const parsed = updateChannelSchema.safeParse({ template: form.template });
     const ai = await parseAiForm(form.ai ?? aiFormOf(channel.ai));
     const last = trialEventsSchema.safeParse(req.body?.trial_events ?? RECENT_TRIAL_EVENTS);
-    if (!parsed.success || !ai.input || !last.success) {
+    const options = parseTrialOptions(form.trial ?? NO_TRIAL_OPTIONS);
+    if (!parsed.success || !ai.input || !last.success || 'errors' in options) {
       const errors = {
         ...(parsed.success ? {} : fieldErrors(parsed.error)),
         ...ai.errors,
         ...(last.success ? {} : { trial_events: 'A whole number of events from 1 to 100.' }),
+        ...('errors' in options ? options.errors : {}),
       };
       return editor.show(res, channel, form, { status: 400, errors });
     }
@@ -59,10 +70,17 @@ export function trialPages(
       trial = await ctx.trials.create(ws, channel.id, {
         ...editedPrompt(channel, form.template, ai.input),
         events: { last: last.data },
+        ...options.options,
       });
     } catch (error) {
       if (!(error instanceof AppError) || error.status !== 400) throw error;
-      const field = error.code === 'unknown_provider' ? 'ai_provider' : 'template';
+      const judgeProvider = options.options.judge?.provider;
+      const field =
+        error.code !== 'unknown_provider'
+          ? 'template'
+          : judgeProvider && error.detail.includes(`"${judgeProvider}"`)
+            ? 'trial_judge_provider'
+            : 'ai_provider';
       return editor.show(res, channel, form, { status: 400, errors: { [field]: error.detail } });
     }
     res.redirect(303, `/channels/${channel.id}/trials/${trial.id}`);
@@ -73,12 +91,23 @@ export function trialPages(
     const channel = await ctx.channels.get(ws, req.params.channelId);
     const trial = await ctx.trials.get(ws, req.params.trialId);
     if (trial.channel_id !== channel.id) throw new AppError(404, 'not_found', 'Not found');
-    const payloads = await ctx.trials.payloadExcerpts(ws, trial, PAYLOAD_EXCERPT_CHARS);
+    const [payloads, promoted] = await Promise.all([
+      ctx.trials.payloadExcerpts(ws, trial, PAYLOAD_EXCERPT_CHARS),
+      ctx.trials.promoted(ws, trial.id),
+    ]);
+    const change = promptChange({ template: channel.template, ai: channel.ai }, promoted);
+    const results = (trial.results ?? []).map((result) => resultView(result, payloads));
+    const changedOnly = req.query.changed === '1';
     res.render('channels/trial', {
       title: `Trial #${trial.id} · ${channel.name}`,
       channel,
       trial,
-      results: (trial.results ?? []).map((result) => resultView(result, payloads)),
+      change,
+      changesAnything: changesAnything(change),
+      changedOnly,
+      changedCount: results.filter((result) => result.changed).length,
+      checkLabels: (trial.checks ?? []).map(describeCondition),
+      results: changedOnly ? results.filter((result) => result.changed) : results,
     });
   });
 
@@ -140,14 +169,19 @@ function resultView(
   result: NonNullable<Trial['results']>[number],
   payloads: ReadonlyMap<string, string>,
 ): ResultView {
+  const { current, candidate } = result;
   const view: ResultView = {
     eventId: result.event_id,
-    payload: payloads.get(result.event_id) ?? '',
-    current: result.current,
-    candidate: result.candidate,
+    payload: prettyPayload(payloads.get(result.event_id) ?? '').text,
+    current,
+    candidate,
+    judge: result.judge,
+    changed:
+      candidate !== null &&
+      (candidate.status !== current.status || candidate.reply !== current.reply),
   };
-  const before = result.current.reply;
-  const after = result.candidate?.reply;
+  const before = current.reply;
+  const after = candidate?.reply;
   if (before == null || after == null) return view;
   const objects = jsonObjects(before, after);
   if (objects) view.fields = fieldDiff(...objects);
