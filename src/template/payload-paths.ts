@@ -117,6 +117,24 @@ function collectSlots(node: PathNode): number[] {
 
 const TOO_DEEP = Symbol('nested deeper than MAX_DEPTH');
 
+/** Whether an object of a text repeats a key: none, one seen, or to be counted. */
+const enum Repeats {
+  None,
+  Seen,
+  Unsure,
+}
+
+/** Keys of one object compared with each other; beyond, the parsed keys are counted instead. */
+const MAX_KEYS_COMPARED = 32;
+
+/** Whether the `length` characters at `a` and at `b` are the same. */
+function sameText(text: string, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) {
+    if (text.charCodeAt(a + i) !== text.charCodeAt(b + i)) return false;
+  }
+  return true;
+}
+
 /**
  * One pass over a text JSON.parse has accepted: where each recorded path's value starts and
  * ends, whether a container is written compact, and how many object keys the text writes.
@@ -130,6 +148,16 @@ class Scan {
   keys = 0;
   /** The last position of white space between tokens so far; -1 while there is none. */
   looseAt = -1;
+  /** Whether an object writes a key twice: seen here, or left to counting the parsed keys. */
+  repeats: Repeats = Repeats.None;
+  /** The keys of the open objects (where each starts, its length), up to `keyTop`... */
+  private readonly keyAt: number[] = [];
+  private readonly keyLength: number[] = [];
+  private keyTop = 0;
+  /** ...and per open container, where its own keys start among them. */
+  private readonly keysFrom: number[] = [];
+  /** The first backslash at or after the last key compared (Infinity: none left). */
+  private nextBackslash = -1;
 
   constructor(
     readonly text: string,
@@ -169,17 +197,20 @@ class Scan {
     const text = this.text;
     const children = node.children as Map<string, PathNode>;
     let i = skipWhitespace(text, open + 1, this);
-    if (text.charCodeAt(i) === 0x7d) return i + 1;
+    this.opened();
     for (;;) {
+      if (text.charCodeAt(i) === 0x7d) break;
       const close = stringEnd(text, i);
       this.keys++;
+      this.compareKey(i, close);
       const child = children.get(keyText(text, i, close));
       // Past the key, the white space and the colon, to the member's value.
       i = skipWhitespace(text, skipWhitespace(text, close + 1, this) + 1, this);
       i = skipWhitespace(text, this.value(i, child, depth), this);
-      if (text.charCodeAt(i) === 0x7d) return i + 1;
-      i = skipWhitespace(text, i + 1, this);
+      if (text.charCodeAt(i) === 0x2c) i = skipWhitespace(text, i + 1, this);
     }
+    this.closed();
+    return i + 1;
   }
 
   private array(open: number, node: PathNode, depth: number): number {
@@ -198,20 +229,72 @@ class Scan {
   private skipContainer(open: number, depth: number): number {
     const text = this.text;
     let level = 0;
+    // The last string stepped over: the key, when a colon follows.
+    let stringOpen = 0;
+    let stringClose = 0;
     for (let i = open; ; i++) {
       const c = text.charCodeAt(i);
       if (c === 0x22) {
-        i = stringEnd(text, i);
+        stringOpen = i;
+        i = stringClose = stringEnd(text, i);
       } else if (c === 0x7b || c === 0x5b) {
         if (depth + ++level > MAX_DEPTH) throw TOO_DEEP;
+        this.opened();
       } else if (c === 0x7d || c === 0x5d) {
+        this.closed();
         if (--level === 0) return i + 1;
       } else if (c === 0x3a) {
         this.keys++;
+        this.compareKey(stringOpen, stringClose);
       } else if (c <= 0x20) {
         this.looseAt = i;
       }
     }
+  }
+
+  private opened(): void {
+    this.keysFrom.push(this.keyTop);
+  }
+
+  private closed(): void {
+    this.keyTop = this.keysFrom.pop() as number;
+  }
+
+  /**
+   * Notes the key written between the quotes at `open` and `close` in its object, and whether
+   * the object wrote it before. Past MAX_KEYS_COMPARED keys in one object, or for a key with an
+   * escape (two spellings may decode alike), the question is left to counting the parsed keys.
+   */
+  private compareKey(open: number, close: number): void {
+    if (this.repeats !== Repeats.None) return;
+    const from = this.keysFrom[this.keysFrom.length - 1] as number;
+    const top = this.keyTop;
+    if (top - from >= MAX_KEYS_COMPARED || this.backslashFrom(open) < close) {
+      this.repeats = Repeats.Unsure;
+      return;
+    }
+    const start = open + 1;
+    const length = close - start;
+    for (let k = from; k < top; k++) {
+      if (
+        this.keyLength[k] === length &&
+        sameText(this.text, this.keyAt[k] as number, start, length)
+      ) {
+        this.repeats = Repeats.Seen;
+        return;
+      }
+    }
+    this.keyAt[top] = start;
+    this.keyLength[top] = length;
+    this.keyTop = top + 1;
+  }
+
+  private backslashFrom(at: number): number {
+    if (this.nextBackslash < at) {
+      const found = this.text.indexOf('\\', at);
+      this.nextBackslash = found < 0 ? Infinity : found;
+    }
+    return this.nextBackslash;
   }
 }
 
@@ -346,7 +429,9 @@ export class PayloadPaths {
   private hasDuplicateKeys(): boolean {
     if (this.duplicateKeys === undefined) {
       const scanned = this.scanned as { parsed: unknown; scan: Scan };
-      this.duplicateKeys = scanned.scan.keys !== keysOf(scanned.parsed);
+      const { repeats, keys } = scanned.scan;
+      this.duplicateKeys =
+        repeats === Repeats.Unsure ? keys !== keysOf(scanned.parsed) : repeats === Repeats.Seen;
       // Counted once: the parsed value is not needed any more.
       scanned.parsed = undefined;
     }

@@ -415,6 +415,11 @@ describe('template engine properties', () => {
       ),
       { numRuns: 1000 },
     );
+    // More keys in one object than the scan compares: the parsed keys are counted instead.
+    const many = Array.from({ length: 40 }, (_, i) => `"k${i}": ${i}`).join(',');
+    for (const text of [`{"o":{${many},"k3":"last"}}`, `{"o":{${many}}}`]) {
+      same(text, ['o', 'o.k3', 'o.k39'].map(placeholderOf));
+    }
   });
 
   it('refuses texts read at paths (accept_when) as parsePayload refuses them', () => {
