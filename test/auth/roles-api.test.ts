@@ -187,6 +187,9 @@ describe('admins with a role', () => {
     expect([invited.status, invited.body.role]).toEqual([201, 'viewer']);
 
     const guest = new PanelClient(app);
+    // the link's page says the role it gives
+    const link = await guest.page(new URL(invited.body.url as string).pathname);
+    expect(link.text).toContain('<span id="invitation-role">a <strong>viewer</strong></span>');
     expect(
       (await guest.acceptInvitation(invited.body.url as string, 'viewer password')).status,
     ).toBe(303);
