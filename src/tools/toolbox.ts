@@ -77,7 +77,11 @@ export class Toolbox {
         if (!allowed.has(server.name)) continue;
         const name = `${tool.name}__${server.name}`.slice(0, MAX_OFFERED_NAME);
         if (entries.has(name)) continue;
-        const offered = { name, description: server.description, parameters: server.inputSchema };
+        const offered = {
+          name,
+          description: server.description,
+          parameters: withoutDialect(server.inputSchema),
+        };
         entries.set(name, { tool, offered, serverTool: server.name });
       }
     }
@@ -122,4 +126,15 @@ export class Toolbox {
   async close(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((session) => session.close()));
   }
+}
+
+/**
+ * A server's input schema without its `$schema`: servers name the draft they were written for
+ * (the SDK's draft-07), which the checkers of the service do not load, and the keywords the
+ * arguments are checked with read the same in every draft a tool's schema uses.
+ */
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!('$schema' in schema)) return schema;
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
 }
