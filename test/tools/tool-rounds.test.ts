@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
 import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
@@ -105,6 +107,17 @@ type Message = { role: string; content: unknown; tool_calls?: unknown; tool_call
 const bodyOf = (request: RecordedRequest | undefined) =>
   request?.body as { messages: Message[]; tools?: unknown[]; tool_choice?: unknown };
 
+/** `hookprompt_tool_calls_total` of a tool and status, as /metrics shows it now. */
+async function toolCallsCounted(tool: string, status: string): Promise<number> {
+  const text = (await request(app.baseUrl).get('/metrics')).text;
+  const line = text
+    .split('\n')
+    .find((row) =>
+      row.startsWith(`hookprompt_tool_calls_total{tool="${tool}",status="${status}"}`),
+    );
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
 function idempotencyKey(eventId: string, tool: string, argumentsText: string): string {
   const h = createHash('sha256').update(`${tool}\n${argumentsText}`).digest('hex').slice(0, 16);
   return `hp-${eventId}-${h}`;
@@ -128,7 +141,6 @@ describe('tool rounds on an openai provider', () => {
 
     const event = await answered(channel);
 
-    console.log(JSON.stringify(event).slice(0, 3000));
     expect(event).toMatchObject({ status: 'replied', reply: 'A1 has shipped.' });
     expect(event.calls.map((call) => call.status)).toEqual(['ok', 'ok']);
     expect(event.tool_calls).toEqual([
@@ -322,6 +334,42 @@ describe('tool rounds on an openai provider', () => {
       idempotencyKey(id, 'lookup', '{"order":"A1"}'),
       idempotencyKey(id, 'lookup', '{"order":"A1"}'),
     ]);
+  });
+});
+
+describe('tools in a trial', () => {
+  it('calls the tools safe in trials and skips the others', async () => {
+    await addOrderTools({ safe_in_trials: true });
+    const channel = await channelWith({});
+    ai.enqueue({ body: chatCompletion('First answer.') });
+    const event = await answered(channel);
+    expect(event.status).toBe('replied');
+    endpoint.answer = { status: 200, body: { status: 'shipped' } };
+    ai.enqueue(toolCallsAnswer(['lookup', '{"order":"A1"}'], ['refund', '{"order":"A1"}']), {
+      body: chatCompletion('Shipped; refund noted.'),
+    });
+
+    const started = await driver
+      .api('post', `/channels/${channel.id}/trials`)
+      .send({ ai: { tools: ['lookup', 'refund'] }, events: { ids: [event.id] } })
+      .expect(202);
+    while ((await createTrialWorker(app.ctx).runOnce()) > 0);
+    const trial = await driver.api('get', `/trials/${started.body.id as string}`).expect(200);
+
+    const [result] = trial.body.results as {
+      candidate: { reply: string; tool_calls: ToolCall[] };
+    }[];
+    expect(result?.candidate.reply).toBe('Shipped; refund noted.');
+    expect(
+      result?.candidate.tool_calls.map((call) => [call.tool, call.status, call.result]),
+    ).toEqual([
+      ['lookup', 'ok', '{"status":"shipped"}'],
+      ['refund', 'skipped', '(not run in a trial)'],
+    ]);
+    // Only the safe lookup reached the endpoint; the refund never left the service.
+    expect(endpoint.requests.map((request) => request.url)).toEqual(['/orders?order=A1']);
+    const results = bodyOf(ai.requests.at(-1)).messages.filter((m) => m.role === 'tool');
+    expect(results.map((m) => m.content)).toEqual(['{"status":"shipped"}', '(not run in a trial)']);
   });
 });
 
