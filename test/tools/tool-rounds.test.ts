@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
 import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
+import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
 import { McpTestServer, ToolEndpoint } from '../support/tool-servers.js';
 
 const endpoint = useFixture(() => ToolEndpoint.start(), {
@@ -23,7 +24,12 @@ const claude = useFixture(() => FakeAnthropicServer.start(), {
 });
 const { app, driver, ai } = useTestApp({
   ai: true,
-  env: { TOOLS_ALLOW_PRIVATE: 'true', PROVIDERS_ALLOW_PRIVATE: 'true', WORKER_RETRY_BASE_MS: '0' },
+  env: {
+    ...ADMIN_ENV,
+    TOOLS_ALLOW_PRIVATE: 'true',
+    PROVIDERS_ALLOW_PRIVATE: 'true',
+    WORKER_RETRY_BASE_MS: '0',
+  },
 });
 
 const ORDER_SCHEMA = {
@@ -123,6 +129,12 @@ function idempotencyKey(eventId: string, tool: string, argumentsText: string): s
   return `hp-${eventId}-${h}`;
 }
 
+let panel: PanelClient;
+beforeAll(async () => {
+  panel = new PanelClient(app);
+  await panel.signIn();
+});
+
 afterEach(async () => {
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('update channels set deleted_at = now() where deleted_at is null');
@@ -190,6 +202,19 @@ describe('tool rounds on an openai provider', () => {
     expect(call?.headers['idempotency-key']).toBe(
       idempotencyKey(event.id, 'lookup', '{"order":"A1"}'),
     );
+
+    // Brain Logs shows the call in the outcome: on the event page and in the detail.
+    for (const path of [`/logs/${event.id}`, `/logs/${event.id}/panel`]) {
+      const html = (await panel.page(path).expect(200)).text;
+      const shown = /<li class="tool-call" data-tool-status="ok">([\s\S]*?)<\/li>/.exec(html)?.[1];
+      expect(shown, path).toBeDefined();
+      const text = unescapeHtml(shown ?? '');
+      expect(text).toContain('<code class="tool-name">lookup</code>');
+      expect(text).toContain('Round 1');
+      expect(text).toMatch(/\d+ ms/);
+      expect(text).toContain('{\n  "order": "A1"\n}');
+      expect(text).toContain('{"order":"A1","status":"shipped"}');
+    }
   });
 
   it('refuses calls of tools not offered, arguments off the schema and calls past eight', async () => {
