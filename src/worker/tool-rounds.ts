@@ -14,6 +14,13 @@ export const TOOL_CALLS_KEPT = 50;
 /** Characters of the result given to the model that a tool call's record keeps. */
 const RECORDED_RESULT_CHARS = 2_048;
 
+/**
+ * What the model is given for a tool marked `approval: "always"`: until the service asks an
+ * operator (the contract's Approvals), such a call is refused and nothing is sent.
+ */
+export const NEEDS_APPROVAL =
+  "Refused: this tool needs an operator's approval, which this service does not ask for yet; it was not called.";
+
 /** What the model is given for a tool that is not run in a trial. */
 export const NOT_RUN_IN_TRIAL = '(not run in a trial)';
 
@@ -121,6 +128,10 @@ async function oneCall(deps: RoundDeps, round: number, call: ModelToolCall): Pro
       call,
       `Refused: the arguments do not fit the tool's input schema: ${why}`,
     );
+  }
+  if (entry.tool.approval === 'always') {
+    // A person's approval is not asked for yet (docs/tools.md): such a tool is never called.
+    return refused(round, call, NEEDS_APPROVAL);
   }
   if (deps.trial && !entry.tool.safe_in_trials) {
     return ended(round, call, 'skipped', NOT_RUN_IN_TRIAL, null, null);
