@@ -58,7 +58,7 @@ export class McpSession {
       await client.connect(transport, { timeout: tool.timeout_ms, signal: deadline });
     } catch (error) {
       await session.close();
-      throw new Error(deadline.aborted ? timedOut(tool) : messageOf(error));
+      throw new Error(deadline.aborted ? timedOut(tool) : messageOf(error), { cause: error });
     }
     return session;
   }
@@ -79,7 +79,7 @@ export class McpSession {
         if (!cursor) break;
       }
     } catch (error) {
-      throw new Error(deadline.aborted ? timedOut(this.tool) : messageOf(error));
+      throw new Error(deadline.aborted ? timedOut(this.tool) : messageOf(error), { cause: error });
     }
     return tools;
   }
@@ -101,7 +101,7 @@ export class McpSession {
       return { text: contentText(content), isError: result.isError === true };
     } catch (error) {
       if (signal?.aborted) throw signal.reason;
-      throw new Error(deadline.aborted ? timedOut(this.tool) : messageOf(error));
+      throw new Error(deadline.aborted ? timedOut(this.tool) : messageOf(error), { cause: error });
     }
   }
 

@@ -234,9 +234,18 @@ describe('tool rounds on an openai provider', () => {
     ai.enqueue(toolCallsAnswer(['refund', '{"order":"A1"}'], ['lookup', '{"order":7}'], ...valid), {
       body: chatCompletion('Done.'),
     });
+    const [okBefore, refusedBefore, otherBefore] = await Promise.all([
+      toolCallsCounted('lookup', 'ok'),
+      toolCallsCounted('lookup', 'refused'),
+      toolCallsCounted('other', 'refused'),
+    ]);
 
     const event = await answered(channel);
 
+    // Counted by the name offered; a name not offered is `other`.
+    expect(await toolCallsCounted('lookup', 'ok')).toBe(okBefore + 6);
+    expect(await toolCallsCounted('lookup', 'refused')).toBe(refusedBefore + 3);
+    expect(await toolCallsCounted('other', 'refused')).toBe(otherBefore + 1);
     expect(event.status).toBe('replied');
     expect(event.tool_calls.map((call) => [call.tool, call.status])).toEqual([
       ['refund', 'refused'],
