@@ -486,7 +486,8 @@ describe('tool rounds on an anthropic provider', () => {
       .api('post', '/providers')
       .send({ name: 'claude', kind: 'anthropic', base_url: claude.baseUrl, api_key: claude.apiKey })
       .expect(201);
-    return channelWith({ provider: 'claude', model: 'claude-fake', ...ai });
+    const settings = { provider: 'claude', model: 'claude-fake', ...ai };
+    return channelWith(Object.fromEntries(Object.entries(settings).filter(([, v]) => v !== null)));
   }
   const toolUse = (id: string, name: string, input: unknown) => ({
     type: 'tool_use',
@@ -541,6 +542,30 @@ describe('tool rounds on an anthropic provider', () => {
     expect(event.tool_calls).toMatchObject([
       { round: 1, tool: 'lookup', arguments: '{"order":"A1"}', status: 'ok' },
     ]);
+  });
+
+  it('keeps the last 20 calls of rounds that each fell back', async () => {
+    await addOrderTools();
+    const channel = await claudeChannel({
+      provider: 'default',
+      model: null,
+      fallbacks: [{ provider: 'claude', model: 'claude-fake' }],
+      tools: ['lookup'],
+      max_tool_rounds: 10,
+    });
+    ai.defaultReply = { status: 503 };
+    for (let round = 1; round <= 10; round++) {
+      claude.enqueue({ content: [toolUse(`tu_${round}`, 'lookup', { order: `A${round}` })] });
+    }
+    claude.enqueue({ text: 'Looked everywhere.' });
+
+    const event = await answered(channel);
+
+    expect(event).toMatchObject({ status: 'replied', reply: 'Looked everywhere.' });
+    expect(ai.requests).toHaveLength(11);
+    expect(event.calls).toHaveLength(20);
+    expect(event.calls.at(-1)).toMatchObject({ provider: 'claude', status: 'ok' });
+    expect(event.tool_calls.map((call) => call.round)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 
   it('switches tools off with {"type": "none"} after max_tool_rounds; errors are marked', async () => {
