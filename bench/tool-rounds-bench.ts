@@ -27,8 +27,10 @@ import type { CallTarget } from '../src/ai/fallback-runner.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { HttpToolRunner } from '../src/tools/http-tool-runner.js';
 import { Toolbox } from '../src/tools/toolbox.js';
-import type { ToolRow } from '../src/tools/tools-repo.js';
 import { askAttempt, type AttemptTools, type ReadyRequest } from '../src/worker/event-request.js';
+
+/** A tool as the toolbox opens it (the tools room's row, read here through the toolbox). */
+type ToolRow = Parameters<typeof Toolbox.open>[0][number];
 
 const SCHEMA = {
   type: 'object',
