@@ -185,7 +185,8 @@ export class TrialWorker {
       cost_usd: call.costUsd ?? null,
       latency_ms: call.latencyMs,
       missing: prepared.missing,
-      tool_calls: asked.toolCalls,
+      // Only a candidate offering tools lists its calls (none for the others, as before).
+      ...(toolbox ? { tool_calls: asked.toolCalls } : {}),
     };
   }
 }
