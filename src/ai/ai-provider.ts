@@ -1,4 +1,5 @@
 import type { ResponseFormat } from './ai-settings.js';
+import type { ModelToolCall, ToolOffer } from './tool-protocol.js';
 
 /** One earlier exchange of a thread, sent before the prompt as a user/assistant pair. */
 export interface HistoryTurn {
@@ -18,6 +19,8 @@ export interface AiRequest {
   temperature?: number;
   maxTokens?: number;
   responseFormat?: ResponseFormat;
+  /** The tools offered and the rounds so far (tool-protocol.ts); absent, none are offered. */
+  toolUse?: ToolOffer;
 }
 
 /** Tokens as the provider reported them. */
@@ -34,6 +37,11 @@ export interface AiReply {
   usage: TokenUsage | null;
   /** How long the call itself took, from sending the request to reading the whole answer. */
   latencyMs: number;
+  /**
+   * The tools the model asked to call (only when the request offered tools and let it call
+   * them); `text` is then what it wrote beside them, possibly empty.
+   */
+  toolCalls?: ModelToolCall[];
 }
 
 /** Something that turns a prompt into a reply: the offline echo stand-in or a real model. */
