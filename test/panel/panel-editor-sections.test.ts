@@ -88,6 +88,6 @@ describe('the channel editor as sections you can find', () => {
   it("shows the chosen signature scheme's guide alone once the script runs", async () => {
     const css = (await client.page('/static/panel.css')).text;
     expect(css).toMatch(/\.js \.scheme-guide-item:not\(\.current\)\s*\{[^}]*display: none/);
-    expect(css).toMatch(/main \[id\]\s*\{\s*scroll-margin-top: 3\.5rem/);
+    expect(css).toMatch(/\.section-tabs ~ \* \[id\]\s*\{\s*scroll-margin-top: 3\.5rem/);
   });
 });
