@@ -121,6 +121,18 @@
     scheme.addEventListener('change', showSchemeFields);
     showSchemeFields();
   }
+  // A field that matters for one choice of a select only: <div data-shown-for="select_id=value">
+  // (the channel editor's schema box, for "JSON matching a schema"). Shown without this file.
+  document.querySelectorAll('[data-shown-for]').forEach(function (field) {
+    var rule = field.getAttribute('data-shown-for').split('=');
+    var select = document.getElementById(rule[0]);
+    if (!select) return;
+    var showField = function () {
+      field.hidden = select.value !== rule[1];
+    };
+    select.addEventListener('change', showField);
+    showField();
+  });
   // A form for things of several kinds (destinations, tools): only the fieldset of the kind picked.
   // A form with two pickers (an alert's condition and where it tells) names each one's group:
   // <select data-kind-select="notify"> shows the fieldsets of data-kind-group="notify".

@@ -46,3 +46,34 @@ export async function listThreadEvents(db: Queryable, q: ThreadQuery): Promise<T
   );
   return rows;
 }
+
+/** An earlier exchange of a thread: the prompt an event sent and the reply it got. */
+export interface ThreadTurnRow {
+  id: string;
+  received_at: Date;
+  prompt: string;
+  reply: string;
+}
+
+/**
+ * The last `limit` replied events of a thread before `beforeId`, oldest first: the turns the
+ * worker sends as history before an event's own prompt (worker/queue-history.ts reads the same
+ * rows). A short range of events_thread_idx read backwards from the event.
+ */
+export async function listThreadTurns(
+  db: Queryable,
+  q: { workspaceId: string; channelId: string; threadKey: string; beforeId: string; limit: number },
+): Promise<ThreadTurnRow[]> {
+  const { rows } = await db.query<ThreadTurnRow>(
+    `select id, received_at, prompt, reply from (
+       select id, received_at, prompt, reply from events
+       where workspace_id = $1 and channel_id = $2 and thread_key = $3 and id < $4
+         and status = $6 and prompt is not null and reply is not null
+       order by id desc
+       limit $5
+     ) as recent
+     order by id`,
+    [q.workspaceId, q.channelId, q.threadKey, q.beforeId, q.limit, 'replied'],
+  );
+  return rows;
+}

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/database.js';
 import type { EventStatus } from '../events/event-states.js';
-import { listThreadEvents } from './events-thread-repo.js';
+import { listThreadEvents, listThreadTurns } from './events-thread-repo.js';
 
 /** An event of a thread as the event page lists it. */
 export interface ThreadEvent {
@@ -20,6 +20,14 @@ export interface ThreadAround {
   older: boolean;
 }
 
+/** An earlier exchange of the thread as the model is sent it: that event's prompt and reply. */
+export interface ThreadTurn {
+  id: string;
+  received_at: string;
+  prompt: string;
+  reply: string;
+}
+
 /** The event page lists this many events of its thread on each side of the event. */
 export const THREAD_AROUND = 10;
 /** A listed reply is cut to this many characters: enough to tell the events apart. */
@@ -35,6 +43,28 @@ export class EventThreads {
     event: { id: string; channel_id: string; thread_key: string | null },
   ): Promise<ThreadAround | undefined> {
     return eventThread(this.db, workspaceId, event);
+  }
+
+  /**
+   * The conversation the model is sent before `event`'s prompt: the last `history` replied events
+   * of its thread received before it, oldest first (the channel's History setting; none when 0).
+   * The worker may have sent fewer when the input limit left out the oldest (the event then says
+   * its input was truncated).
+   */
+  async turnsBefore(
+    workspaceId: string,
+    event: { id: string; channel_id: string; thread_key: string | null },
+    history: number,
+  ): Promise<ThreadTurn[]> {
+    if (event.thread_key === null || history <= 0) return [];
+    const rows = await listThreadTurns(this.db, {
+      workspaceId,
+      channelId: event.channel_id,
+      threadKey: event.thread_key,
+      beforeId: event.id,
+      limit: history,
+    });
+    return rows.map((row) => ({ ...row, received_at: new Date(row.received_at).toISOString() }));
   }
 }
 

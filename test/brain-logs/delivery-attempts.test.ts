@@ -85,9 +85,11 @@ describe("each delivery attempt's target and answer", () => {
       expect(page.status).toBe(200);
       expect(page.text).toContain(`Sent to <code>${target}</code>`);
       expect(page.text).toContain(
-        '<pre class="answer-excerpt">Down for maintenance ([secret]) back soon</pre>',
+        '<pre class="answer-excerpt" tabindex="0">Down for maintenance ([secret]) back soon</pre>',
       );
-      expect(page.text).toContain('<pre class="answer-excerpt">Stored as reply r-42</pre>');
+      expect(page.text).toContain(
+        '<pre class="answer-excerpt" tabindex="0">Stored as reply r-42</pre>',
+      );
       expect(page.text).not.toContain(token);
       expect(page.text).not.toContain('user:pw');
     }
@@ -124,7 +126,7 @@ describe("each delivery attempt's target and answer", () => {
     expect((await attemptRows(id)).map((row) => row.answer)).toEqual(['€'.repeat(512)]);
     const page = await panel.page(`/logs/${id}`);
     expect(page.text).toContain(`<summary><code class="answer-preview">${'€'.repeat(120)}…</code>`);
-    expect(page.text).toContain(`<pre>${'€'.repeat(512)}</pre>`);
+    expect(page.text).toContain(`<pre tabindex="0">${'€'.repeat(512)}</pre>`);
   });
 
   it("names a Telegram chat and a Slack webhook's host, and cuts their secrets out of the answers", async () => {

@@ -44,7 +44,7 @@ const apiEvent = async (id: string) =>
 /** The refused answer as the outcome shows it, and its heading, or undefined when not shown. */
 function refusedIn(html: string): { heading: string; text: string } | undefined {
   const match =
-    /<h3>What the model answered <span class="small muted">\(refused: ([^<]*)\)<\/span><\/h3>\s*<button type="button" class="button small" data-copy="#rejected-reply">Copy<\/button>\s*<\/div>\s*<pre class="event-reply" id="rejected-reply">([^<]*)<\/pre>/.exec(
+    /<h3>What the model answered <span class="small muted">\(refused: ([^<]*)\)<\/span><\/h3>\s*<button type="button" class="button small" data-copy="#rejected-reply">Copy<\/button>\s*<\/div>\s*<pre class="event-reply" id="rejected-reply" tabindex="0">([^<]*)<\/pre>/.exec(
       html,
     );
   return match ? { heading: unescapeHtml(match[1]!), text: unescapeHtml(match[2]!) } : undefined;

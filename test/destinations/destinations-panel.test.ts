@@ -46,7 +46,9 @@ describe("Brain Logs' event page", () => {
 
     const editor = (await client.page(`/channels/${channel.id}`)).text;
     expect(editor).toContain('Chats and other destinations');
-    expect(editor).toContain('<strong>Telegram chat 3</strong> — on, token ••••••••');
+    expect(editor).toContain('<strong>Telegram chat 3</strong>');
+    expect(editor).toContain('Last: Delivered');
+    expect(editor).toContain('Token set.');
     expect(editor).toContain('<span class="destination-rate">100 %</span>');
     expect(editor).toContain(`href="/logs/${id}"`);
     expect(editor).not.toContain('5:LATER');

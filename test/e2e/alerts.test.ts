@@ -2,7 +2,14 @@ import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useReplyReceiver, useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium, signIn, watchForProblems } from './browser.js';
+import {
+  NOT_RUN,
+  hasChromium,
+  launchChromium,
+  signIn,
+  watchForProblems,
+  checkVisitedPages,
+} from './browser.js';
 
 if (!hasChromium) {
   console.warn(`hookprompt: ${NOT_RUN}`);
@@ -85,6 +92,7 @@ describe.skipIf(!hasChromium)('the Alerts page in a real browser', () => {
     await page.getByRole('button', { name: 'Turn off' }).click();
     await page.getByRole('button', { name: 'Turn on' }).waitFor();
     expect((await driver.api('get', '/alerts').expect(200)).body.data[0].enabled).toBe(false);
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import {
   sidewaysOverflow,
   signIn,
   watchForProblems,
+  checkVisitedPages,
 } from './browser.js';
 
 // Screenshots for the change's description go outside the repository when that folder exists.
@@ -474,7 +475,8 @@ describe.skipIf(!hasChromium)('Brain Logs as an operator’s console, in a real 
     await phone.close();
   });
 
-  it('raised no script error and no CSP violation', () => {
+  it('raised no script error and no CSP violation', async () => {
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

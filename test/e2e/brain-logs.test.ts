@@ -12,6 +12,7 @@ import {
   sidewaysOverflow,
   signIn,
   watchForProblems,
+  checkVisitedPages,
 } from './browser.js';
 
 const SCREENSHOTS = 'test-results';
@@ -213,7 +214,8 @@ describe.skipIf(!hasChromium)('Brain Logs for operators in a real browser', () =
     expect(await listedIds()).toEqual([...ids].reverse());
   });
 
-  it('raised no script error and no CSP violation', () => {
+  it('raised no script error and no CSP violation', async () => {
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

@@ -3,7 +3,14 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_EMAIL, ADMIN_ENV, ADMIN_PASSWORD } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium, sidewaysOverflow } from './browser.js';
+import {
+  NOT_RUN,
+  checkVisitedPages,
+  collectVisits,
+  hasChromium,
+  launchChromium,
+  sidewaysOverflow,
+} from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 
@@ -52,6 +59,7 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
         problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
+    collectVisits(page, problems);
     page.on('response', (response) => {
       if (response.status() >= 400 && !response.url().includes('/hooks/'))
         problems.push(`${response.status()} ${response.url()}`);
@@ -156,33 +164,52 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
 
   it('moves between the editor’s sections by its tabs, each an in-page link', async () => {
     const tabs = page.locator('nav[aria-label="Channel sections"] a');
+    // In the order of the sections on the page.
     expect(await tabs.allTextContents()).toEqual([
       'Template',
       'AI',
-      'Senders',
-      'Where replies go',
       'Filter',
+      'Versions',
+      'Where replies go',
+      'Senders',
+      'Sending events',
     ]);
     // Without JS the tabs are plain anchors: each names a section of this page.
     const hrefs = await tabs.evaluateAll((links) => links.map((link) => link.getAttribute('href')));
     const targets = await Promise.all(hrefs.map((href) => page.locator(href ?? '#none').count()));
-    expect(targets).toEqual([1, 1, 1, 1, 1]);
+    expect(targets).toEqual([1, 1, 1, 1, 1, 1, 1]);
     await page.click('nav[aria-label="Channel sections"] a:has-text("Where replies go")');
     const current = page.locator('nav[aria-label="Channel sections"] a[aria-current="location"]');
     await current.waitFor();
     expect(await current.allTextContents()).toEqual(['Where replies go']);
     expect(new URL(page.url()).hash).toBe('#replies');
     expect(await page.locator('#replies-heading').isVisible()).toBe(true);
+    // The heading jumped to is below the sticky tabs, not under them.
+    const nav = await page.locator('nav[aria-label="Channel sections"]').boundingBox();
+    const heading = await page.locator('#replies-heading').boundingBox();
+    expect(heading?.y ?? 0).toBeGreaterThanOrEqual((nav?.y ?? 0) + (nav?.height ?? 0));
     await page.click('nav[aria-label="Channel sections"] a:has-text("Filter")');
     await current.filter({ hasText: 'Filter' }).waitFor();
     expect(new URL(page.url()).hash).toBe('#filter');
     expect(await current.allTextContents()).toEqual(['Filter']);
     expect(await page.locator('#accept_when').isVisible()).toBe(true);
+    // The schema box is there only for replies in a schema.
+    expect(await page.isVisible('#ai_json_schema')).toBe(false);
+    await page.selectOption('#ai_response_format', 'json_schema');
+    expect(await page.isVisible('#ai_json_schema')).toBe(true);
+    await page.selectOption('#ai_response_format', '');
+    expect(await page.isVisible('#ai_json_schema')).toBe(false);
   });
 
   it('chooses who may send: the guide follows the scheme picked, and unsigned requests get 401', async () => {
     await page.selectOption('#scheme', 'github');
     expect(await page.getAttribute('.scheme-guide-item.current', 'data-scheme')).toBe('github');
+    // Only the chosen scheme's guide is shown.
+    const guides = page.locator('.scheme-guide-item');
+    const shown = await guides.evaluateAll((items) =>
+      items.filter((item) => item.getClientRects().length > 0).map((item) => item.dataset.scheme),
+    );
+    expect(shown).toEqual(['github']);
     await page.fill('#secret', 'e2e-github-secret');
     await Promise.all([
       page.waitForURL(/\/channels\/\d+(#who-may-send)?$/),
@@ -246,7 +273,8 @@ describe.skipIf(!hasChromium)('the panel in a real browser', () => {
     await phone.close();
   });
 
-  it('raised no script error and no CSP violation', () => {
+  it('raised no script error and no CSP violation', async () => {
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

@@ -7,7 +7,14 @@ import { chatCompletion } from '../support/fake-ai-server.js';
 import { useFakeAi, useFakeAnthropic, useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
 import { databaseDump, foundIn } from '../secrets/secret-forms.js';
-import { NOT_RUN, hasChromium, launchChromium, signIn, watchForProblems } from './browser.js';
+import {
+  NOT_RUN,
+  hasChromium,
+  launchChromium,
+  signIn,
+  watchForProblems,
+  checkVisitedPages,
+} from './browser.js';
 
 const SCREENSHOTS = 'test-results';
 const BACKUP_KEY = 'sk-proj-backup-e2e-4b7c1d9e2f3a5b6c7d8e';
@@ -184,7 +191,8 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
     expect(foundIn(app.logText(), BACKUP_KEY)).toEqual([]);
   });
 
-  it('raised no script error and no CSP violation', () => {
+  it('raised no script error and no CSP violation', async () => {
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

@@ -3,7 +3,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { McpTestServer } from '../support/tool-servers.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
-import { NOT_RUN, hasChromium, launchChromium, signIn, watchForProblems } from './browser.js';
+import {
+  NOT_RUN,
+  hasChromium,
+  launchChromium,
+  signIn,
+  watchForProblems,
+  checkVisitedPages,
+} from './browser.js';
 
 if (!hasChromium) {
   console.warn(`hookprompt: ${NOT_RUN}`);
@@ -60,6 +67,7 @@ describe.skipIf(!hasChromium)('the Tools page in a real browser', () => {
       'forecast: Yes',
       'time: No',
     ]);
+    await checkVisitedPages(problems);
     expect(problems).toEqual([]);
   });
 });

@@ -139,8 +139,8 @@ describe('Brain Logs and the channel list: what the AI call used', () => {
     const raw = (await client.page(`/logs/${eventId}`)).text;
     expect(raw).toContain(`href="/logs?channel=${id}&amp;thread=7"`);
     const html = unescapeHtml(raw);
-    expect(html).toContain('Model <code>gpt-support</code>');
-    expect(html).toMatch(/AI call \d+ ms/);
+    expect(html).toContain('<dt>Model</dt><dd class="event-model"><code>gpt-support</code>');
+    expect(html).toMatch(/<dt>Latency<\/dt><dd class="event-latency">\d+ ms/);
     expect(html).toContain('Missing fields');
     expect(html).toMatch(/Not in the payload[\s\S]*\{\{shop\}\}/);
 

@@ -180,13 +180,13 @@ describe('destination names', () => {
     expect(page).toContain('<td>Telegram chat 42</td>');
 
     const editor = (await client.page(`/channels/${alerts}`)).text;
-    expect(editor).toContain('<strong>Slack #alerts</strong> — on');
-    expect(editor).toContain('<strong>Telegram chat 42</strong> — on');
+    expect(editor).toContain('<strong>Slack #alerts</strong>');
+    expect(editor).toContain('<strong>Telegram chat 42</strong>');
     const hostsEditor = (await client.page(`/channels/${hosts}`)).text;
-    expect(hostsEditor).toContain('<strong>Webhook hooks.example.com</strong> — on');
-    expect(hostsEditor).toContain('<strong>Slack hooks.slack.com</strong> — on');
-    expect(hostsEditor).toContain('<strong>Discord discord.com</strong> — on');
-    expect(hostsEditor).toContain('<strong>Teams acme.webhook.office.com</strong> — on');
+    expect(hostsEditor).toContain('<strong>Webhook hooks.example.com</strong>');
+    expect(hostsEditor).toContain('<strong>Slack hooks.slack.com</strong>');
+    expect(hostsEditor).toContain('<strong>Discord discord.com</strong>');
+    expect(hostsEditor).toContain('<strong>Teams acme.webhook.office.com</strong>');
 
     for (const html of [logs, page, editor])
       for (const secret of SECRETS) expect(html).not.toContain(secret);

@@ -220,7 +220,9 @@ describe('Brain Logs', () => {
       repliedDetail.indexOf('event-prompt'),
     );
     const failedDetail = await detailOf(failed);
-    expect(failedDetail).toContain('<pre class="event-error">AI server answered 500</pre>');
+    expect(failedDetail).toContain(
+      '<pre class="event-error" tabindex="0">AI server answered 500</pre>',
+    );
     expect((await client.page(`/logs/${failed}`)).text).toContain('<dt>Attempts</dt><dd>5</dd>');
   });
 
@@ -314,10 +316,11 @@ describe('Brain Logs', () => {
     const res = await client.page(`/logs/${eventId}`);
     expect(res.status).toBe(200);
     expect(res.text).toContain(`<h1>Event #${eventId} `);
-    const payload = /<pre class="event-payload" id="pretty-payload">([^<]*)<\/pre>/.exec(res.text);
+    const payload =
+      /<pre class="event-payload" id="pretty-payload" tabindex="0">([^<]*)<\/pre>/.exec(res.text);
     expect(unescapeHtml(payload?.[1] ?? '')).toContain('"id": 8');
     expect(res.text).toContain(
-      '<pre class="event-payload" id="raw-payload">{&#34;order&#34;:{&#34;id&#34;:8}}</pre>',
+      '<pre class="event-payload" id="raw-payload" tabindex="0">{&#34;order&#34;:{&#34;id&#34;:8}}</pre>',
     );
     expect((await client.page('/logs/99999999')).status).toBe(404);
     expect((await client.page('/logs/x')).status).toBe(404);

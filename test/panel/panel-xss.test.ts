@@ -55,7 +55,7 @@ describe('text from channels, templates and payloads', () => {
     });
     expect(res.text).not.toContain(SCRIPT);
     expect(res.text).toContain(
-      `<pre class="preview-output" id="preview-output">${ESCAPED} ${ESCAPED}</pre>`,
+      `<pre class="preview-output" id="preview-output" tabindex="0">${ESCAPED} ${ESCAPED}</pre>`,
     );
   });
 });

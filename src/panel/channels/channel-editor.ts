@@ -11,11 +11,13 @@ import { textareaText, type FieldErrors } from '../forms.js';
 import { aboutSpan } from '../format.js';
 import {
   destinationFormOf,
+  FIELD_LABELS,
   isSecretField,
   KIND_FIELDS,
   type DestinationForm,
 } from './destination-form.js';
 import { DESTINATION_KINDS } from '../../destinations/destination-schemas.js';
+import { KIND_NAMES } from '../../destinations/destination-label.js';
 import { can, formField, workspaceId } from '../panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
@@ -121,6 +123,8 @@ export function channelEditor(ctx: PanelServices) {
           extras.destinationForm?.key === 'new' ? extras.destinationForm : destinationFormOf(),
         kinds: DESTINATION_KINDS,
         kindFields: KIND_FIELDS,
+        kindNames: KIND_NAMES,
+        fieldLabels: FIELD_LABELS,
         isSecretField,
         retries: retriesOf(ctx.config.delivery.retryScheduleMs),
       },

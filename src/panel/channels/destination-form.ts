@@ -25,6 +25,19 @@ export const KIND_FIELDS: Readonly<Record<DestinationKind, readonly string[]>> =
   teams: ['webhook_url'],
 };
 
+/** Each field in words, as its label reads; the API's member name stays the input's name. */
+export const FIELD_LABELS: Readonly<Record<string, string>> = {
+  url: 'URL',
+  webhook_url: 'Webhook URL',
+  token: 'Bot token',
+  channel: 'Channel',
+  thread_ts: 'Reply in the thread of message (timestamp)',
+  bot_token: 'Bot token',
+  chat_id: 'Chat ID',
+  reply_to: 'Reply to message ID',
+  thread_id: 'Thread ID',
+};
+
 /** Write-only fields: shown empty; left empty, the stored secret is kept. */
 export const isSecretField = (kind: DestinationKind, field: string) =>
   field === 'token' || field === 'bot_token' || (field === 'webhook_url' && kind !== 'webhook');

@@ -2,7 +2,14 @@ import type { Router } from 'express';
 import { UNFINISHED_STATUSES } from '../../events/event-states.js';
 import { idRouter } from '../../platform/ids.js';
 import type { PanelServices } from '../panel-services.js';
-import { eventView, LIST_TEXT_LIMIT, rejectedReplyView, threadView } from './log-event-view.js';
+import {
+  eventView,
+  isSenderCheckRefusal,
+  LIST_TEXT_LIMIT,
+  rejectedReplyView,
+  threadView,
+  type EventView,
+} from './log-event-view.js';
 import { workspaceId } from '../panel-auth.js';
 import { traceUrl } from '../../tracing/tracing.js';
 
@@ -52,12 +59,21 @@ export function eventPage(ctx: PanelServices): Router {
     res.render('logs/detail', { event, deliveryAttempts, attemptsByDestination });
   });
 
+  // The conversation the model is sent before the event's prompt, by its channel's History.
+  const conversationOf = async (ws: string, event: EventView) => {
+    if (event.thread_key === null || !event.channelExists) return { history: 0, turns: [] };
+    const channel = (await ctx.channels.list(ws)).find((c) => c.id === event.channel_id);
+    const history = channel?.ai.history ?? 0;
+    return { history, turns: await ctx.eventThreads.turnsBefore(ws, event, history) };
+  };
+
   router.get('/:eventId', async (req, res) => {
     const event = await loadWhole(workspaceId(res), req.params.eventId);
-    const [deliveryAttempts, thread, attemptsByDestination] = await Promise.all([
+    const [deliveryAttempts, thread, attemptsByDestination, conversation] = await Promise.all([
       event.delivery ? ctx.deliveries.attemptsOf(event.id) : [],
       ctx.eventThreads.around(workspaceId(res), event),
       destinationAttempts(event),
+      conversationOf(workspaceId(res), event),
     ]);
     res.render('logs/show', {
       title: `Event #${event.id}`,
@@ -71,7 +87,11 @@ export function eventPage(ctx: PanelServices): Router {
       traceUrl: traceUrl(ctx.config.traceUrlTemplate, event.trace_id),
       thread: thread && threadView(thread, event.id),
       history: event.history as Record<string, unknown>[],
+      conversation,
       replayable: !(UNFINISHED_STATUSES as readonly string[]).includes(event.status),
+      // A refused request's replay is no everyday action: it skips the checks that refused it.
+      replayRefused: event.status === 'rejected',
+      skipsSenderChecks: event.status === 'rejected' && isSenderCheckRefusal(event.error),
     });
   });
 

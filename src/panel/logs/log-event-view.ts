@@ -139,6 +139,16 @@ function outcomeOf(event: EventJson | EventPreview): { text: string; isError: bo
   return { text: 'Waiting for the AI', isError: false };
 }
 
+/** The refusals of the checks on who sent a request: its signature, its address, its origin. */
+const SENDER_CHECK_REFUSALS: readonly string[] = [
+  'signature_invalid',
+  'sender_not_allowed',
+  'origin_not_allowed',
+];
+
+export const isSenderCheckRefusal = (code: string | null) =>
+  code !== null && SENDER_CHECK_REFUSALS.includes(code);
+
 /** A refusal's code in words, without the advice the event's own page gives. */
 function refusalLine(code: string | null): string {
   return (code ?? 'refused').replace(/_/g, ' ');
