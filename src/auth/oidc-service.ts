@@ -24,6 +24,12 @@ export interface OidcSignedIn {
 
 const isEmail = emailAddress();
 
+/** openid-client's words for what failed, and its code (`OAUTH_JWT_CLAIM_COMPARISON_FAILED`, …). */
+const reasonOf = (error: unknown): string =>
+  error instanceof Error
+    ? `${error.message}${'code' in error ? ` (${String(error.code)})` : ''}`
+    : String(error);
+
 /** A callback that cannot sign anyone in: shown as a page, under 500, and no session starts. */
 const signInFailed = (detail: string) =>
   new AppError(400, 'sso_failed', 'Sign-in failed', `${detail} Go back and sign in again.`);
@@ -64,7 +70,10 @@ export class OidcSignIns {
     try {
       url = await this.client.authorizationUrl(checks);
     } catch (error) {
-      this.log.warn({ err: error, issuer: this.settings.issuer }, 'SSO discovery failed');
+      this.log.warn(
+        { reason: reasonOf(error), issuer: this.settings.issuer },
+        'SSO discovery failed',
+      );
       throw new AppError(
         503,
         'sso_unavailable',
@@ -108,7 +117,8 @@ export class OidcSignIns {
         codeVerifier: started.code_verifier,
       });
     } catch (error) {
-      this.log.warn({ err: error }, 'SSO callback refused');
+      // The reason, not the error: its cause may hold the ID token's claims.
+      this.log.warn({ reason: reasonOf(error) }, 'SSO callback refused');
       throw signInFailed(`${this.settings.name}'s answer did not pass the checks.`);
     }
     const { admin, created } = await this.accountOf(identity);
