@@ -193,4 +193,19 @@ describe('sign-in with SSO', () => {
     expect(res.text).toContain('did not pass the checks');
     expect(await signedIn(client)).toBe(false);
   });
+
+  // Last in the file: it uses up this address's starts.
+  it('limits the sign-ins one address starts (429 page)', async () => {
+    const browser = request(app.baseUrl);
+    const statuses: number[] = [];
+    for (let i = 0; i < 301; i++)
+      statuses.push((await browser.get('/auth/oidc/start').set('Accept', 'text/html')).status);
+    const refused = statuses.filter((status) => status === 429);
+    // Earlier tests of this file started some sign-ins too.
+    expect(refused.length).toBeGreaterThan(0);
+    expect(statuses.filter((status) => status === 303).length + refused.length).toBe(301);
+    const last = await browser.get('/auth/oidc/start').set('Accept', 'text/html');
+    expect(last.status).toBe(429);
+    expect(last.text).toContain('Too many sign-ins were started from this address');
+  });
 });
