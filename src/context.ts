@@ -5,6 +5,7 @@ import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
 import { SessionsService } from './auth/sessions-service.js';
+import { OidcSignIns } from './auth/oidc-service.js';
 import { EventCounts } from './brain-logs/event-counts.js';
 import { EventPages } from './brain-logs/event-pages.js';
 import { EventReader } from './brain-logs/event-reader.js';
@@ -116,6 +117,8 @@ export class AppContext {
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
+  /** Sign-in with the company's identity provider, when OIDC_* is set. */
+  readonly oidcSignIns: OidcSignIns | undefined;
   /** Management API keys (and ADMIN_API_KEY). */
   readonly apiKeys: ApiKeysService;
   /** Who else may open a workspace: its admins and the invitations sent to new ones. */
@@ -205,6 +208,9 @@ export class AppContext {
     this.admins = new AdminsService(db, this.workspaces);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);
+    this.oidcSignIns =
+      config.oidc &&
+      new OidcSignIns(db, config.oidc, config.publicBaseUrl, () => this.defaultWorkspaceId, log);
     this.apiKeys = new ApiKeysService(db, {
       adminApiKey: config.adminApiKey,
       defaultWorkspaceId: () => this.defaultWorkspaceId,

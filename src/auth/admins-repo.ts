@@ -4,7 +4,8 @@ import type { Role } from '../platform/roles.js';
 export interface AdminRow {
   id: string;
   email: string;
-  password_hash: string;
+  /** Null for an admin made by a first SSO sign-in who has set no password. */
+  password_hash: string | null;
 }
 
 export interface MembershipRow {
@@ -30,6 +31,23 @@ export async function insertAdmin(
     [email, passwordHash],
   );
   return rows[0] as AdminRow;
+}
+
+/**
+ * An admin without a password (made by a first SSO sign-in), or undefined when the address was
+ * taken meanwhile (two first sign-ins at once).
+ */
+export async function insertAdminWithoutPassword(
+  db: Queryable,
+  email: string,
+): Promise<AdminRow | undefined> {
+  const { rows } = await db.query<AdminRow>(
+    `insert into admins (email, password_hash) values ($1, null)
+     on conflict do nothing
+     returning id, email, password_hash`,
+    [email],
+  );
+  return rows[0];
 }
 
 export async function findAdminByEmail(

@@ -25,7 +25,7 @@ export class AdminsService {
   /** The admin with this e-mail and password, or undefined; unknown addresses take as long. */
   async authenticate(email: string, password: string): Promise<Admin | undefined> {
     const row = await repo.findAdminByEmail(this.db, email.trim());
-    if (!row) return verifyNothing(password).then(() => undefined);
+    if (!row?.password_hash) return verifyNothing(password).then(() => undefined);
     return (await verifyPassword(row.password_hash, password)) ? toAdmin(row) : undefined;
   }
 
@@ -49,7 +49,7 @@ export class AdminsService {
 
   async changePassword(adminId: string, current: string, next: string): Promise<boolean> {
     const row = await repo.findAdmin(this.db, adminId);
-    if (!row || !(await verifyPassword(row.password_hash, current))) return false;
+    if (!row?.password_hash || !(await verifyPassword(row.password_hash, current))) return false;
     await repo.updatePasswordHash(this.db, adminId, await hashPassword(next));
     return true;
   }

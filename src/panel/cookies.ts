@@ -2,11 +2,13 @@ import type { CookieOptions, Request, Response } from 'express';
 import type { Config } from '../platform/config.js';
 import { newToken } from '../platform/secrets.js';
 
-/** The panel's two cookies. Over HTTPS they get the `__Host-` prefix: Secure, this host, path /. */
+/** The panel's cookies. Over HTTPS they get the `__Host-` prefix: Secure, this host, path /. */
 export interface PanelCookies {
   session: string;
   /** Carries the sign-in form's CSRF token until a session exists (double submit). */
   login: string;
+  /** Binds a started SSO sign-in to the browser that started it. */
+  oidc: string;
   options: CookieOptions;
 }
 
@@ -16,6 +18,7 @@ export function panelCookies(config: Pick<Config, 'publicBaseUrl'>): PanelCookie
   return {
     session: `${prefix}hookprompt_session`,
     login: `${prefix}hookprompt_login`,
+    oidc: `${prefix}hookprompt_oidc`,
     // No expiry on the cookie itself: the browser forgets it when closed, the server when it expires.
     options: { httpOnly: true, sameSite: 'lax', secure, path: '/' },
   };

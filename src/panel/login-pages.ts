@@ -1,4 +1,4 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { CREATE_ADMIN_COMMAND, SET_PASSWORD_COMMAND } from '../auth/first-admin.js';
 import type { PanelServices } from './panel-services.js';
@@ -11,6 +11,7 @@ import {
   type PanelCookies,
 } from './cookies.js';
 import { localPath } from './local-path.js';
+import { AppError } from '../platform/errors.js';
 import { sameSecret } from '../platform/secrets.js';
 import { checkCsrf, formField, requireAdmin } from './panel-auth.js';
 
@@ -31,18 +32,35 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     view: { email?: string; error?: string; notice?: string },
   ) => {
     const token = loginFormToken(req, res, cookies);
+    const next = localPath(req.body?.next ?? req.query.next, '');
     res.set('Cache-Control', 'no-store');
     res.status(status).render('login', {
       title: 'Sign in',
       loginCsrf: token,
-      next: localPath(req.body?.next ?? req.query.next, ''),
+      next,
       email: view.email ?? '',
       error: view.error,
       notice: view.notice,
       passwordInFile,
       setPasswordCommand: SET_PASSWORD_COMMAND,
       createAdminCommand: CREATE_ADMIN_COMMAND,
+      passwordLogin: ctx.config.passwordLogin,
+      sso: ctx.config.oidc && {
+        name: ctx.config.oidc.name,
+        href: `/auth/oidc/start${next ? `?next=${encodeURIComponent(next)}` : ''}`,
+      },
     });
+  };
+
+  // With password sign-in off the form is not shown, and a posted one is refused before it is read.
+  const refuseWhenOff: RequestHandler = (_req, _res, next) => {
+    if (ctx.config.passwordLogin) return next();
+    throw new AppError(
+      403,
+      'password_login_off',
+      'Password sign-in is off',
+      `Sign in with ${ctx.config.oidc?.name ?? 'SSO'} instead.`,
+    );
   };
 
   router.get('/login', async (req, res) => {
@@ -83,7 +101,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     },
   });
 
-  router.post('/login', limitFailures, async (req, res) => {
+  router.post('/login', refuseWhenOff, limitFailures, async (req, res) => {
     const email = formField(req.body, 'email');
     const expected = readCookie(req, cookies.login) ?? '';
     if (!expected || !sameSecret(formField(req.body, '_csrf'), expected)) {
@@ -96,14 +114,7 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
     if (!admin)
       return showLogin(req, res, 401, { email, error: 'Wrong e-mail address or password.' });
 
-    // A fresh session id at every sign-in: an id planted before sign-in never becomes valid.
-    const previous = readCookie(req, cookies.session);
-    if (previous) await ctx.sessions.end(previous);
-    // Signing in adds no workspace and opens the one this admin last used.
-    const { token, workspaceId } = await ctx.sessions.start(admin.id);
-    setCookie(res, cookies, cookies.session, token);
-    clearCookie(res, cookies, cookies.login);
-    ctx.log.info({ adminId: admin.id, workspaceId }, 'admin signed in');
+    await startSession(ctx, cookies, req, res, admin.id);
     res.redirect(303, localPath(req.body.next));
   });
 
@@ -115,4 +126,24 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
   });
 
   return router;
+}
+
+/**
+ * Signs the browser in as this admin, whichever way they proved who they are: a fresh session id
+ * at every sign-in, so an id planted before sign-in never becomes valid. Signing in adds no
+ * workspace and opens the one this admin last used.
+ */
+export async function startSession(
+  ctx: PanelServices,
+  cookies: PanelCookies,
+  req: Request,
+  res: Response,
+  adminId: string,
+): Promise<void> {
+  const previous = readCookie(req, cookies.session);
+  if (previous) await ctx.sessions.end(previous);
+  const { token, workspaceId } = await ctx.sessions.start(adminId);
+  setCookie(res, cookies, cookies.session, token);
+  clearCookie(res, cookies, cookies.login);
+  ctx.log.info({ adminId, workspaceId }, 'admin signed in');
 }

@@ -14,6 +14,7 @@ import { fmt } from './format.js';
 import { logPages } from './logs/log-pages.js';
 import { invitationPages } from './workspace/invitation-pages.js';
 import { loginPages } from './login-pages.js';
+import { oidcPages } from './oidc-pages.js';
 import { providerPages } from './providers/provider-pages.js';
 import { toolPages } from './tools/tool-pages.js';
 import { replyPages } from './channels/reply-pages.js';
@@ -84,6 +85,7 @@ export function panelRouter(ctx: PanelServices): Router {
   });
 
   router.use(loginPages(ctx, cookies));
+  router.use(oidcPages(ctx, cookies));
   router.use(invitationPages(ctx, cookies));
   router.get('/', (_req, res) => res.redirect(302, '/channels'));
 

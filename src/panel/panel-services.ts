@@ -2,6 +2,7 @@ import type { AlertsService } from '../alerts/alerts-service.js';
 import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
+import type { OidcSignIns } from '../auth/oidc-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
 import type { TrialsService } from '../trials/trials-service.js';
 import type { Config } from '../platform/config.js';
@@ -34,6 +35,8 @@ export interface PanelServices {
   metrics: Metrics;
   admins: AdminsService;
   sessions: SessionsService;
+  /** Sign-in with the company's identity provider; undefined when OIDC_* is not set. */
+  oidcSignIns: OidcSignIns | undefined;
   /** Adding and removing the admins of a workspace. */
   invitations: InvitationsService;
   workspaces: WorkspacesService;

@@ -73,6 +73,46 @@ const secretsKey = optionalText.transform((value, ctx) => {
 
 const boolean = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+/**
+ * An OpenID Connect issuer, exactly as its discovery document names it (a trailing slash is kept:
+ * some issuers have one). Plain http only on this machine, for a local test identity provider.
+ */
+const oidcIssuer = optionalText.pipe(
+  z
+    .url({ protocol: /^https?$/, error: 'must be an https:// URL' })
+    .refine(
+      (url) => {
+        const { protocol, hostname } = new URL(url);
+        return protocol === 'https:' || ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
+      },
+      { error: 'must be an https:// URL (http:// only on localhost)' },
+    )
+    .optional(),
+);
+
+/** `example.com, Example.org`: lower-cased domain names, without duplicates. */
+const domainList = z.string().transform((value, ctx) => {
+  const domains = value
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase())
+    .filter((entry) => entry !== '');
+  const bad = domains.find(
+    (domain) =>
+      !/^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/.test(domain),
+  );
+  if (bad !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be comma-separated domain names such as example.com (not ${JSON.stringify(bad)})`,
+    });
+    return z.NEVER;
+  }
+  return [...new Set(domains)];
+});
+
+/** The three settings OpenID Connect sign-in needs, all set or none. */
+const OIDC_REQUIRED = ['OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET'] as const;
+
 const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
   error: 'must be http/protobuf or http/json (traces are exported over OTLP/HTTP only)',
 });
@@ -155,6 +195,13 @@ const envSchema = z
     TRACE_URL_TEMPLATE: optionalText.pipe(
       z.string().includes('{trace_id}', { error: 'must contain {trace_id}' }).optional(),
     ),
+    OIDC_ISSUER: oidcIssuer,
+    OIDC_CLIENT_ID: optionalText,
+    OIDC_CLIENT_SECRET: optionalText,
+    OIDC_NAME: z.string().trim().min(1).max(60).default('SSO'),
+    OIDC_ALLOWED_DOMAINS: domainList.default([]),
+    OIDC_DEFAULT_ROLE: z.enum(['owner', 'editor', 'viewer']).default('viewer'),
+    PASSWORD_LOGIN: boolean.default(true),
     LOG_LEVEL: z
       .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
       .default('info'),
@@ -205,6 +252,25 @@ const envSchema = z
         message: 'must be set together with the other',
       });
     }
+  })
+  .superRefine((env, ctx) => {
+    const set = OIDC_REQUIRED.filter((name) => env[name]);
+    if (set.length === 0 || set.length === OIDC_REQUIRED.length) return;
+    for (const name of OIDC_REQUIRED.filter((name) => !env[name]))
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `must be set together with ${set.join(' and ')} (OpenID Connect sign-in needs ${OIDC_REQUIRED.join(', ')})`,
+      });
+  })
+  .superRefine((env, ctx) => {
+    // Without another way in, nobody could sign in to the panel.
+    if (!env.PASSWORD_LOGIN && !env.OIDC_ISSUER)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PASSWORD_LOGIN'],
+        message: 'can be false only with OpenID Connect sign-in set up (OIDC_ISSUER and the rest)',
+      });
   });
 
 /**
@@ -331,6 +397,23 @@ const configSchema = envSchema.transform((e) => ({
   traceUrlTemplate: e.TRACE_URL_TEMPLATE,
   /** How often the processes running the worker check the alerts (one of them at a time). */
   alertIntervalMs: e.ALERT_INTERVAL_S * 1000,
+  /** Sign-in with the company's identity provider (src/auth/oidc-*.ts); undefined when off. */
+  oidc:
+    e.OIDC_ISSUER && e.OIDC_CLIENT_ID && e.OIDC_CLIENT_SECRET
+      ? {
+          issuer: e.OIDC_ISSUER,
+          clientId: e.OIDC_CLIENT_ID,
+          clientSecret: e.OIDC_CLIENT_SECRET,
+          /** The button reads "Sign in with <name>". */
+          name: e.OIDC_NAME,
+          /** A new address of these domains gets an account at its first sign-in. */
+          allowedDomains: e.OIDC_ALLOWED_DOMAINS,
+          /** The role of such an account in the first workspace. */
+          defaultRole: e.OIDC_DEFAULT_ROLE,
+        }
+      : undefined,
+  /** The e-mail and password form of /login; the admin CLI sets passwords either way. */
+  passwordLogin: e.PASSWORD_LOGIN,
   role: e.ROLE,
   trustProxy: e.TRUST_PROXY,
   logLevel: e.LOG_LEVEL,
@@ -379,7 +462,7 @@ function describeProblem(
   env: Record<string, string | undefined>,
 ): string {
   // Values of secrets and URLs (which may carry passwords) are never echoed.
-  const secret = /KEY|PASSWORD|TOKEN|URL/.test(name);
+  const secret = /KEY|PASSWORD|TOKEN|SECRET|URL/.test(name);
   const given = env[name] === undefined || secret ? '' : ` (got ${JSON.stringify(env[name])})`;
   return `${name} ${message}${given}`;
 }

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/platform/paths.js';
 import { PanelClient } from '../panel/panel-client.js';
@@ -79,6 +80,35 @@ describe('npm run admin -- set-password <email>', () => {
     server = await serve(env);
     expect(await signIn(server.baseUrl, 'ops@example.com', 'first password')).toBe(401);
     expect(await signIn(server.baseUrl, 'ops@example.com', password)).toBe(303);
+  }, 60_000);
+
+  it('sets a password while the password form is off (PASSWORD_LOGIN=false)', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'hookprompt-admin-cli-'));
+    const ssoOnly = {
+      DATA_DIR: dataDir,
+      PASSWORD_LOGIN: 'false',
+      OIDC_ISSUER: 'https://login.example.com',
+      OIDC_CLIENT_ID: 'hookprompt',
+      OIDC_CLIENT_SECRET: 'the client secret',
+    };
+    const created = await admin(
+      ['set-password', '--create', 'ops@example.com'],
+      ssoOnly,
+      'a password for the bad day\n',
+    );
+    expect(created.code, created.stderr).toBe(0);
+
+    let server = await serve(ssoOnly);
+    const refused = await request(server.baseUrl)
+      .post('/login')
+      .type('form')
+      .send({ email: 'ops@example.com', password: 'a password for the bad day' });
+    expect(refused.status).toBe(403);
+    await server.stop();
+
+    // The day the identity provider is down: the form back on, the password set by the CLI works.
+    server = await serve({ DATA_DIR: dataDir });
+    expect(await signIn(server.baseUrl, 'ops@example.com', 'a password for the bad day')).toBe(303);
   }, 60_000);
 
   it('creates an admin only with --create, written before or after the address', async () => {

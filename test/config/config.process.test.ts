@@ -41,4 +41,19 @@ describe('a start-up with invalid configuration', () => {
       expect(run.stdout + run.stderr).not.toContain(key);
     },
   );
+
+  it.concurrent(
+    'names the OIDC_* variable missing from a partial OpenID Connect set-up',
+    async ({ expect }) => {
+      const run = await start({
+        OIDC_ISSUER: 'https://login.example.com',
+        OIDC_CLIENT_SECRET: 'the client secret',
+      });
+      expect(run.status).toBe(1);
+      expect(run.stderr.trim()).toMatch(
+        /^hookprompt: invalid configuration: OIDC_CLIENT_ID must be set together with OIDC_ISSUER and OIDC_CLIENT_SECRET/,
+      );
+      expect(run.stdout + run.stderr).not.toContain('the client secret');
+    },
+  );
 });

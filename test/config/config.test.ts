@@ -165,3 +165,78 @@ describe('configuration', () => {
     }
   });
 });
+
+describe('OpenID Connect sign-in settings', () => {
+  const oidc = {
+    OIDC_ISSUER: 'https://login.example.com/realms/acme',
+    OIDC_CLIENT_ID: 'hookprompt',
+    OIDC_CLIENT_SECRET: 'the client secret',
+  };
+
+  it('is off without OIDC_*, with password sign-in on', () => {
+    const config = parseConfig({});
+    expect(config.oidc).toBeUndefined();
+    expect(config.passwordLogin).toBe(true);
+  });
+
+  it('reads the three settings with the defaults of the rest', () => {
+    expect(parseConfig(oidc).oidc).toEqual({
+      issuer: oidc.OIDC_ISSUER,
+      clientId: 'hookprompt',
+      clientSecret: 'the client secret',
+      name: 'SSO',
+      allowedDomains: [],
+      defaultRole: 'viewer',
+    });
+  });
+
+  it('reads the allowed domains lower-cased and the default role', () => {
+    const config = parseConfig({
+      ...oidc,
+      OIDC_NAME: 'Okta',
+      OIDC_ALLOWED_DOMAINS: ' Acme.com, eu.acme.com ,acme.com',
+      OIDC_DEFAULT_ROLE: 'editor',
+      PASSWORD_LOGIN: 'false',
+    });
+    expect(config.oidc).toMatchObject({
+      name: 'Okta',
+      allowedDomains: ['acme.com', 'eu.acme.com'],
+      defaultRole: 'editor',
+    });
+    expect(config.passwordLogin).toBe(false);
+  });
+
+  it.each([
+    [
+      { OIDC_ISSUER: oidc.OIDC_ISSUER },
+      /^OIDC_CLIENT_ID must be set together with OIDC_ISSUER.*; OIDC_CLIENT_SECRET must be set/,
+    ],
+    [
+      { ...oidc, OIDC_CLIENT_ID: '' },
+      /^OIDC_CLIENT_ID must be set together with OIDC_ISSUER and OIDC_CLIENT_SECRET/,
+    ],
+    [{ OIDC_CLIENT_SECRET: 'x' }, /^OIDC_ISSUER must be set together with OIDC_CLIENT_SECRET/],
+    [
+      { ...oidc, OIDC_ISSUER: 'http://login.example.com' },
+      /^OIDC_ISSUER must be an https:\/\/ URL \(http:\/\/ only on localhost\)/,
+    ],
+    [{ ...oidc, OIDC_DEFAULT_ROLE: 'admin' }, /^OIDC_DEFAULT_ROLE /],
+    [
+      { ...oidc, OIDC_ALLOWED_DOMAINS: 'acme.com, @acme' },
+      /^OIDC_ALLOWED_DOMAINS must be comma-separated domain names/,
+    ],
+    [
+      { PASSWORD_LOGIN: 'false' },
+      /^PASSWORD_LOGIN can be false only with OpenID Connect sign-in set up/,
+    ],
+  ])('refuses %o naming the variable', (env, message) => {
+    expect(() => parseConfig(env)).toThrow(ConfigError);
+    expect(() => parseConfig(env)).toThrow(message);
+  });
+
+  it('takes a plain http issuer on localhost (a local identity provider)', () => {
+    expect(
+      parseConfig({ ...oidc, OIDC_ISSUER: 'http://localhost:8080/realms/dev' }).oidc?.issuer,
+    ).toBe('http://localhost:8080/realms/dev');
+  });
+});
