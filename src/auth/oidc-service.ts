@@ -164,9 +164,9 @@ export class OidcSignIns {
 
   /**
    * The one place an account made by a sign-in joins a workspace, the way every admin joins
-   * one. Its role is `settings.defaultRole` (OIDC_DEFAULT_ROLE) once memberships have roles.
+   * one, with the role OIDC_DEFAULT_ROLE names.
    */
   private joinFirstWorkspace(tx: Queryable, adminId: string): Promise<void> {
-    return admins.addMembership(tx, adminId, this.firstWorkspaceId());
+    return admins.addMembership(tx, adminId, this.firstWorkspaceId(), this.settings.defaultRole);
   }
 }

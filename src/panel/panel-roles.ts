@@ -20,6 +20,8 @@ export const PANEL_ROLE_RULES: readonly RoleRule[] = [
   rule('GET', '/favicon.ico', 'public'),
   rule('GET', '/login', 'public'),
   rule('POST', '/login', 'public'),
+  rule('GET', '/auth/oidc/start', 'public'),
+  rule('GET', '/auth/oidc/callback', 'public'),
   rule('POST', '/logout', 'signed_in'),
   rule('GET', '/invitations/:token', 'public'),
   rule('POST', '/invitations/:token', 'public'),

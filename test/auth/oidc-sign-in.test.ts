@@ -8,7 +8,7 @@ import { ADMIN_EMAIL, ADMIN_ENV, PanelClient, cookieSet } from '../panel/panel-c
 const idp = useFixture(() => OidcIdp.start(() => `${app.baseUrl}/auth/oidc/callback`), {
   stop: (started) => started.close(),
 });
-const { app } = useTestApp({
+const { app, driver } = useTestApp({
   env: () => ({
     ...ADMIN_ENV,
     ...idp.env(),
@@ -112,6 +112,12 @@ describe('sign-in with SSO', () => {
       [made?.id],
     );
     expect(rows.map((r) => r.workspace_id)).toEqual([app.ctx.defaultWorkspaceId]);
+    // It lands with OIDC_DEFAULT_ROLE, a viewer unless set: it reads and changes nothing.
+    const listed = await driver.api('get', '/admins').expect(200);
+    expect(listed.body.data).toContainEqual(
+      expect.objectContaining({ email: 'new.person@allowed.example', role: 'viewer' }),
+    );
+    expect((await client.page('/channels/new')).status).toBe(403);
     // No password was set, so none signs in with the form.
     const withPassword = await new PanelClient(app).signIn('new.person@allowed.example', '');
     expect(withPassword.status).not.toBe(303);

@@ -9,7 +9,14 @@ import type { RolePolicy, RoleRule } from '../../src/platform/role-policy.js';
 import { appRoutes, type AppRoute } from '../support/app-routes.js';
 import { useTestApp } from '../support/harness.js';
 
-const { app } = useTestApp();
+// Sign-in with SSO configured, so its routes are served too (its issuer is never asked here).
+const { app } = useTestApp({
+  env: {
+    OIDC_ISSUER: 'https://idp.example.com',
+    OIDC_CLIENT_ID: 'hookprompt',
+    OIDC_CLIENT_SECRET: 'role-rules-test-secret',
+  },
+});
 
 const DOC = new URL('../../docs/roles.md', import.meta.url);
 
