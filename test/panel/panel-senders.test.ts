@@ -157,9 +157,9 @@ describe('Brain Logs', () => {
     expect(html).toMatch(/<code>authorization<\/code><\/th><td><code>\[redacted\]<\/code>/);
     expect(html).toContain('trace-77');
     expect(html).not.toContain('panel-credential-1');
-    expect(html).toContain('From 127.0.0.1');
-    expect(html).toContain('Size 18 B');
-    expect(html).toContain('Duplicates answered: 1');
+    expect(html).toContain('<dt>Sender address</dt><dd>127.0.0.1</dd>');
+    expect(html).toContain('<dt>Size</dt><dd>18 bytes</dd>');
+    expect(html).toMatch(/<dt>Duplicates answered<\/dt><dd class="event-duplicates"[^>]*>1<\/dd>/);
   });
 
   it('explains signature and address refusals', async () => {
