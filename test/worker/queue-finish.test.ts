@@ -165,7 +165,13 @@ describe('finishing several events in one statement', () => {
         call: {
           provider: 'default',
           model: 'm1',
-          usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+          usage: {
+            prompt_tokens: 3,
+            completion_tokens: 4,
+            total_tokens: 7,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+          },
           latencyMs: 12,
           calls: [],
         },
