@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { closedLoopSamples, summariseClosedLoop } from './lib/closed-loop.js';
 import { startHookprompt } from './lib/hookprompt.js';
+import { ACCEPT_WHEN, orderPayload } from './lib/order-payload.js';
 import { summariseLatencies, type LatencySummary } from './lib/latency.js';
 import { cpuSnapshot, cpuUse, type CpuUse } from './lib/process-cpu.js';
 import { createScratchDatabase, runSql } from './lib/scratch-database.js';
@@ -42,58 +43,6 @@ const ROUNDS = Number(options.rounds);
 const INDENT = Number(options.indent);
 const PAYLOAD_BYTES = 840 * 1024;
 const HEALTH_EVERY_MS = 20;
-
-/**
- * An order of about PAYLOAD_BYTES, most of it the items, as a large shop order would be;
- * written compact as most senders do, or with --indent as JSON.stringify(…, null, n) writes it.
- */
-function orderPayload(type: string): string {
-  const item = (i: number) => ({
-    sku: `sku-${String(i).padStart(5, '0')}`,
-    qty: (i % 7) + 1,
-    price: 19.99,
-    title: 'Punch cards, pack of 100',
-  });
-  const write = (count: number) =>
-    JSON.stringify(
-      {
-        type,
-        id: 'evt_01HZX9Q4T7W3B5N8K2M6',
-        order: {
-          id: 1234567,
-          total: 149.9,
-          currency: 'EUR',
-          customer: { id: 'cus_9912', email: 'ada@example.com' },
-          items: Array.from({ length: count }, (_, i) => item(i)),
-        },
-      },
-      null,
-      INDENT,
-    );
-  const sample = 1000;
-  return write(Math.floor((sample * PAYLOAD_BYTES) / Buffer.byteLength(write(sample))));
-}
-
-/** 20 conditions over six distinct paths, two of them read whole. */
-const ACCEPT_WHEN = [
-  { path: 'payload.type', op: 'eq', value: 'order.created' },
-  { path: 'payload.type', op: 'ne', value: 'order.test' },
-  { path: 'payload.id', op: 'exists' },
-  { path: 'payload.order.total', op: 'gte', value: 10 },
-  { path: 'payload.order.total', op: 'lt', value: 100_000 },
-  { path: 'payload.order.currency', op: 'in', value: ['EUR', 'USD', 'GBP'] },
-  { path: 'payload.order', op: 'exists' },
-  ...['00001', '00002', '00003', '00004', '00005', '00006', '00007'].map((n) => ({
-    path: 'payload.order',
-    op: 'contains',
-    value: `sku-${n}`,
-  })),
-  ...['Punch', 'cards', 'pack', 'qty', 'price', 'title'].map((word) => ({
-    path: 'payload.order.items',
-    op: 'contains',
-    value: word,
-  })),
-];
 
 interface CaseResult {
   name: string;
@@ -153,8 +102,8 @@ async function runCase(
 const ms = (n: number) => n.toFixed(1);
 
 async function main(): Promise<void> {
-  const accepted = orderPayload('order.created');
-  const refused = orderPayload('order.test');
+  const accepted = orderPayload('order.created', PAYLOAD_BYTES, INDENT);
+  const refused = orderPayload('order.test', PAYLOAD_BYTES, INDENT);
   const database = await createScratchDatabase(ADMIN_URL, 'accept_when');
   const running = await startHookprompt({
     name: 'accept-when',

@@ -15,15 +15,17 @@ const unauthorized = () =>
   );
 
 /**
- * Resolves the bearer key to the workspace it manages and puts its id in `res.locals.workspaceId`;
- * `res.locals.caller` names the key (by its hash) for what is counted per key.
+ * Resolves the bearer key to the workspace it manages and puts its id in `res.locals.workspaceId`
+ * and the key's role in `res.locals.role`; `res.locals.caller` names the key (by its hash) for
+ * what is counted per key.
  */
 export function requireApiKey(apiKeys: ApiKeysService): RequestHandler {
   return async (req, res, next) => {
     const key = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '')?.[1];
-    const workspaceId = key ? await apiKeys.authenticate(key) : undefined;
-    if (!key || !workspaceId) throw unauthorized();
-    res.locals.workspaceId = workspaceId;
+    const access = key ? await apiKeys.authenticate(key) : undefined;
+    if (!key || !access) throw unauthorized();
+    res.locals.workspaceId = access.workspaceId;
+    res.locals.role = access.role;
     res.locals.caller = `api-key:${sha256Hex(key)}`;
     next();
   };

@@ -13,6 +13,7 @@ import type { DeliveriesService } from '../deliveries/deliveries-service.js';
 import { deliveriesRoutes } from '../deliveries/deliveries-routes.js';
 import { eventsRoutes } from '../brain-logs/events-routes.js';
 import { notFound } from '../platform/errors.js';
+import type { Role } from '../platform/roles.js';
 import { pricesRoutes } from '../prices/prices-routes.js';
 import type { PricesService } from '../prices/prices-service.js';
 import { spendRoutes } from '../spend/spend-routes.js';
@@ -30,6 +31,7 @@ import type { ApiKeysService } from '../workspaces/api-keys-service.js';
 import type { WorkspacesService } from '../workspaces/workspaces-service.js';
 import { workspaceRoutes } from '../workspaces/workspaces-routes.js';
 import { requireApiKey } from './api-auth.js';
+import { API_ROLES } from './api-roles.js';
 import { jsonBody } from './json-body.js';
 import { openApiRoutes } from './openapi-routes.js';
 
@@ -62,6 +64,8 @@ export function apiRouter(services: ApiServices): Router {
   // The description of the API is public: clients read it before they have a key.
   router.use(openApiRoutes(services.config.publicBaseUrl));
   router.use(requireApiKey(services.apiKeys));
+  // Every route's role is checked here, from one table, before the route runs.
+  router.use(API_ROLES.gate((res) => res.locals.role as Role));
   router.use(jsonBody());
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { Role } from '../platform/roles.js';
 
 export interface AdminRow {
   id: string;
@@ -9,6 +10,8 @@ export interface AdminRow {
 export interface MembershipRow {
   id: string;
   name: string;
+  /** The admin's role in this workspace. */
+  role: Role;
 }
 
 export async function anyAdminExists(db: Queryable): Promise<boolean> {
@@ -59,22 +62,24 @@ export async function updatePasswordHash(
   ]);
 }
 
+/** Makes the admin a member with this role; one who is a member already keeps the role they have. */
 export async function addMembership(
   db: Queryable,
   adminId: string,
   workspaceId: string,
+  role: Role,
 ): Promise<void> {
   await db.query(
-    `insert into admin_workspaces (admin_id, workspace_id) values ($1, $2)
+    `insert into admin_workspaces (admin_id, workspace_id, role) values ($1, $2, $3)
      on conflict do nothing`,
-    [adminId, workspaceId],
+    [adminId, workspaceId, role],
   );
 }
 
 /** The workspaces an admin may open: the default one first, then by name. */
 export async function listMemberships(db: Queryable, adminId: string): Promise<MembershipRow[]> {
   const { rows } = await db.query<MembershipRow>(
-    `select w.id, w.name from admin_workspaces m
+    `select w.id, w.name, m.role from admin_workspaces m
      join workspaces w on w.id = m.workspace_id
      where m.admin_id = $1
      order by w.is_default desc, lower(w.name), w.id`,

@@ -38,11 +38,11 @@ export class AdminsService {
     return repo.listMemberships(this.db, adminId);
   }
 
-  /** A new workspace with the admin as its first member, in one transaction. */
+  /** A new workspace with the admin as its first member and owner, in one transaction. */
   createWorkspace(adminId: string, name: string, chatQuota: number): Promise<Workspace> {
     return this.db.transaction(async (tx) => {
       const workspace = await this.workspaces.create(name, chatQuota, tx);
-      await repo.addMembership(tx, adminId, workspace.id);
+      await repo.addMembership(tx, adminId, workspace.id, 'owner');
       return workspace;
     });
   }
@@ -59,8 +59,8 @@ export class AdminsService {
   }
 
   /**
-   * Sets the password of the admin with this e-mail. An address nobody has is created as a
-   * member of `createIn` when it is given (the way back in for an operator who lost every
+   * Sets the password of the admin with this e-mail. An address nobody has is created as an
+   * owner of `createIn` when it is given (the way back in for an operator who lost every
    * password), and is otherwise undefined: a mistyped address creates nobody.
    */
   async setPassword(
@@ -77,13 +77,13 @@ export class AdminsService {
       }
       if (createIn === undefined) return undefined;
       const admin = await repo.insertAdmin(tx, email, passwordHash);
-      await repo.addMembership(tx, admin.id, createIn);
+      await repo.addMembership(tx, admin.id, createIn, 'owner');
       return { admin: toAdmin(admin), created: true };
     });
   }
 
   /**
-   * Creates the first admin, a member of `workspaceId`, unless an admin exists already.
+   * Creates the first admin, an owner of `workspaceId`, unless an admin exists already.
    * The lock makes instances that start together create one admin, not one each.
    */
   async createFirst(
@@ -97,7 +97,7 @@ export class AdminsService {
       await tx.query(`select pg_advisory_xact_lock(hashtext('hookprompt:first-admin'))`);
       if (await repo.anyAdminExists(tx)) return undefined;
       const admin = await repo.insertAdmin(tx, email, passwordHash);
-      await repo.addMembership(tx, admin.id, workspaceId);
+      await repo.addMembership(tx, admin.id, workspaceId, 'owner');
       return toAdmin(admin);
     });
   }

@@ -1,5 +1,6 @@
 import type { Database } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
+import { lastOwner, type Role } from '../platform/roles.js';
 import { newToken, sha256Hex } from '../platform/secrets.js';
 import * as admins from './admins-repo.js';
 import type { Admin } from './admins-service.js';
@@ -12,6 +13,8 @@ export const INVITATION_VALID_HOURS = 24;
 export interface Invitation {
   id: string;
   email: string;
+  /** The role the invitee gets in the workspace on joining. */
+  role: Role;
   workspaceId: string;
   workspaceName: string;
   expiresAt: Date;
@@ -44,6 +47,7 @@ export type JoinResult =
 const toInvitation = (row: repo.InvitationRow): Invitation => ({
   id: row.id,
   email: row.email,
+  role: row.role,
   workspaceId: row.workspace_id,
   workspaceName: row.workspace_name,
   expiresAt: new Date(row.expires_at),
@@ -59,17 +63,18 @@ export class InvitationsService {
   /**
    * Nobody joins a workspace without saying so: inviting, from the API or the panel, only ever
    * makes a one-time link, whether or not the address has an account. `invitedBy` is the admin
-   * who invites, or null for a management API key.
+   * who invites, or null for a management API key; `role` is what the invitee will be.
    */
   async invite(
     workspaceId: string,
     invitedBy: string | null,
     email: string,
+    role: Role,
   ): Promise<InviteResult> {
     const token = newToken(256);
     const row = await repo.insertInvitation(
       this.db,
-      { workspaceId, email, tokenHash: sha256Hex(token), invitedBy },
+      { workspaceId, email, role, tokenHash: sha256Hex(token), invitedBy },
       INVITATION_VALID_HOURS,
     );
     return { invitation: toInvitation(row), link: `${this.publicBaseUrl}/invitations/${token}` };
@@ -98,7 +103,7 @@ export class InvitationsService {
       const row = await repo.acceptInvitation(tx, sha256Hex(token));
       if (!row) return undefined;
       const admin = await admins.insertAdmin(tx, row.email, passwordHash);
-      await admins.addMembership(tx, admin.id, row.workspace_id);
+      await admins.addMembership(tx, admin.id, row.workspace_id, row.role);
       return {
         kind: 'joined',
         admin: { id: admin.id, email: admin.email },
@@ -120,7 +125,7 @@ export class InvitationsService {
       if (invited?.id !== admin.id) return { kind: 'not_invited' };
       const row = await repo.acceptInvitation(tx, sha256Hex(token));
       if (!row) return undefined;
-      await admins.addMembership(tx, admin.id, row.workspace_id);
+      await admins.addMembership(tx, admin.id, row.workspace_id, row.role);
       return { kind: 'joined', workspaceId: row.workspace_id, workspaceName: row.workspace_name };
     });
   }
@@ -146,26 +151,42 @@ export class InvitationsService {
         'Not yourself',
         'You cannot remove yourself from a workspace; another admin of it can.',
       );
-    if (!(await repo.removeMembership(this.db, workspaceId, adminId))) throw notFound('This admin');
+    await this.removeMember(workspaceId, adminId);
   }
 
   /**
    * Takes an admin out of the workspace for a management API key, which is nobody's self: the
-   * one rule left is that a workspace keeps an admin, who can sign in to its panel. Two removals
-   * at once are taken one after the other (the workspace row is locked), so both cannot pass.
+   * rule left is that a workspace keeps an owner, who can manage it. Two removals at once are
+   * taken one after the other (the workspace row is locked), so both cannot pass.
    */
-  async removeKeepingOne(workspaceId: string, adminId: string): Promise<void> {
+  async removeMember(workspaceId: string, adminId: string): Promise<void> {
     await this.db.transaction(async (tx) => {
       const members = await repo.lockMembers(tx, workspaceId);
-      if (!members.includes(adminId)) throw notFound('This admin');
-      if (members.length === 1)
-        throw new AppError(
-          409,
-          'last_admin',
-          'Last admin',
-          "This is the workspace's only admin; invite another before removing them.",
-        );
+      if (!members.some((member) => member.adminId === adminId)) throw notFound('This admin');
+      if (isLastOwner(members, adminId)) throw lastOwner();
       await repo.removeMembership(tx, workspaceId, adminId);
     });
   }
+
+  /**
+   * Gives an admin of the workspace another role. The last owner keeps theirs; a demotion and a
+   * removal at once are taken one after the other, as removals are.
+   */
+  async setRole(workspaceId: string, adminId: string, role: Role): Promise<repo.MemberRow> {
+    return this.db.transaction(async (tx) => {
+      const members = await repo.lockMembers(tx, workspaceId);
+      const member = members.find((m) => m.adminId === adminId);
+      if (!member) throw notFound('This admin');
+      if (role !== 'owner' && isLastOwner(members, adminId)) throw lastOwner();
+      await repo.setMemberRole(tx, workspaceId, adminId, role);
+      const row = await admins.findAdmin(tx, adminId);
+      return { id: adminId, email: row?.email ?? '', role };
+    });
+  }
+}
+
+/** Whether this admin is the only owner among the workspace's members. */
+function isLastOwner(members: { adminId: string; role: Role }[], adminId: string): boolean {
+  const owners = members.filter((member) => member.role === 'owner');
+  return owners.length === 1 && owners[0]?.adminId === adminId;
 }

@@ -1,10 +1,21 @@
-import { renderValue, resolvePath, type JsonValue } from '../template/index.js';
+import {
+  PayloadPathReader,
+  PayloadPaths,
+  foundValue,
+  resolvePath,
+  type FoundValue,
+  type JsonValue,
+  type Placeholder,
+} from '../template/index.js';
 import { parseConditionPath, type ConditionPath, type PathScope } from './condition-paths.js';
 import { asNumber, type Condition } from './condition-schemas.js';
 
-/** What conditions are checked against; a scope left out reads as absent. */
+/**
+ * What conditions are checked against; a scope left out reads as absent. The payload is its
+ * tree, or its text read at the conditions' paths (`readPayload`): both read alike.
+ */
 export interface ConditionSubject {
-  payload?: JsonValue;
+  payload?: JsonValue | PayloadPaths;
   status?: string;
   /** The reply parsed, when it is JSON: what `json.<p>` and `reply.<p>` read. */
   json?: JsonValue;
@@ -16,6 +27,12 @@ export interface ConditionSubject {
 export interface CompiledConditions {
   /** The first condition that does not hold, described (`payload.type eq "order"`); undefined when all hold. */
   failing(subject: ConditionSubject): string | undefined;
+  /**
+   * A payload's text read at the conditions' payload paths only, for `failing` to check: no
+   * tree of the whole payload is built (the receiver's large bodies).
+   * @throws InvalidJsonError for a text parsePayload refuses
+   */
+  readPayload(text: string): PayloadPaths;
 }
 
 type Check = (readings: Readings) => boolean;
@@ -32,12 +49,14 @@ export function compileConditions(
     description: describeCondition(condition),
   }));
   const { reads } = paths;
+  const payloadReader = new PayloadPathReader(paths.payloadPlaceholders);
   return {
     failing(subject) {
       const readings = new Readings(subject, reads);
       for (const { check, description } of checks) if (!check(readings)) return description;
       return undefined;
     },
+    readPayload: (text) => payloadReader.read(text),
   };
 }
 
@@ -49,6 +68,8 @@ export function describeCondition({ path, op, value }: Condition): string {
 /** The distinct paths of a list of conditions, each given a number and a reader once. */
 class DistinctPaths {
   readonly reads: Read[] = [];
+  /** The placeholders of the distinct `payload.<p>` paths. */
+  readonly payloadPlaceholders: Placeholder[] = [];
   private readonly numbers = new Map<string, number>();
 
   numberOf(path: ConditionPath): number {
@@ -57,6 +78,9 @@ class DistinctPaths {
     if (number === undefined) {
       number = this.reads.push(reader(path)) - 1;
       this.numbers.set(key, number);
+      if (path.scope === 'payload' && path.placeholder) {
+        this.payloadPlaceholders.push(path.placeholder);
+      }
     }
     return number;
   }
@@ -68,7 +92,7 @@ class DistinctPaths {
  * rendered once, not once per condition).
  */
 class Readings {
-  private readonly values = new Map<number, JsonValue | undefined>();
+  private readonly found = new Map<number, FoundValue>();
   private readonly texts = new Map<number, string>();
 
   constructor(
@@ -76,21 +100,28 @@ class Readings {
     private readonly reads: readonly Read[],
   ) {}
 
-  value(path: number): JsonValue | undefined {
-    if (this.values.has(path)) return this.values.get(path);
-    const value = (this.reads[path] as Read)(this.subject);
-    this.values.set(path, value);
-    return value;
+  /** Whether the path holds a value other than null. */
+  present(path: number): boolean {
+    return this.value(path).present;
   }
 
   /** The text `{{path}}` renders. */
   text(path: number): string {
     let text = this.texts.get(path);
     if (text === undefined) {
-      text = renderValue(this.value(path));
+      text = this.value(path).render();
       this.texts.set(path, text);
     }
     return text;
+  }
+
+  private value(path: number): FoundValue {
+    let found = this.found.get(path);
+    if (found === undefined) {
+      found = (this.reads[path] as Read)(this.subject);
+      this.found.set(path, found);
+    }
+    return found;
   }
 }
 
@@ -107,9 +138,9 @@ function compileOne(
   const text = String(value);
   switch (op) {
     case 'exists':
-      return (readings) => present(readings.value(path));
+      return (readings) => readings.present(path);
     case 'not_exists':
-      return (readings) => !present(readings.value(path));
+      return (readings) => !readings.present(path);
     case 'eq':
       return (readings) => readings.text(path) === text;
     case 'ne':
@@ -138,18 +169,16 @@ const COMPARE: Record<'gt' | 'gte' | 'lt' | 'lte', (a: number, b: number) => boo
   lte: (a, b) => a <= b,
 };
 
-type Read = (subject: ConditionSubject) => JsonValue | undefined;
+type Read = (subject: ConditionSubject) => FoundValue;
 
 function reader({ scope, placeholder }: ConditionPath): Read {
-  if (scope === 'status') return (subject) => subject.status;
-  if (scope === 'reply' && !placeholder) return (subject) => subject.reply;
-  if (!placeholder) return () => undefined;
+  if (scope === 'status') return (subject) => foundValue(subject.status);
+  if (scope === 'reply' && !placeholder) return (subject) => foundValue(subject.reply);
+  if (!placeholder) return () => foundValue(undefined);
   const rootOf = scope === 'reply' ? 'json' : scope;
   return (subject) => {
     const root = subject[rootOf];
-    return root === undefined ? undefined : resolvePath(root, placeholder);
+    if (root instanceof PayloadPaths) return root.find(placeholder);
+    return foundValue(root === undefined ? undefined : resolvePath(root, placeholder));
   };
 }
-
-/** Present means neither absent nor null, as for the placeholders an event reports `missing`. */
-const present = (value: JsonValue | undefined) => value !== undefined && value !== null;

@@ -307,14 +307,20 @@ function checkMediaType({ headers, body }: Intake): Refusal | void {
 // ignoreBOM: a byte-order mark stays in the payload, which is kept byte for byte.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Builds the payload's tree only when something is read from it; otherwise only checks. */
+/**
+ * Builds the payload's tree only when a thread key or a payload dedup key renders from it;
+ * `accept_when` alone reads only its paths from the text; otherwise the text is only checked.
+ */
 function checkJson(intake: Intake): Refusal | void {
   const { channel, body } = intake;
   try {
     const text = utf8.decode(body);
-    if (channel.thread_key_template || channel.dedup.mode === 'payload' || channel.accepts) {
+    if (channel.thread_key_template || channel.dedup.mode === 'payload') {
       intake.tree = parsePayload(text);
       intake.isObject = isJsonObject(intake.tree);
+    } else if (channel.accepts) {
+      intake.paths = channel.accepts.readPayload(text);
+      intake.isObject = intake.paths.isObject;
     } else {
       intake.isObject = checkPayload(text).isObject;
     }
@@ -341,7 +347,9 @@ function checkObject(intake: Intake): Refusal | void {
  */
 function checkAcceptWhen(intake: Intake): void {
   const { accepts } = intake.channel;
-  if (accepts) intake.filteredBy = accepts.failing({ payload: intake.tree as JsonValue });
+  if (!accepts) return;
+  intake.filteredBy = accepts.failing({ payload: intake.tree ?? intake.paths });
+  intake.paths = undefined;
 }
 
 function findDedupKey(intake: Intake): void {

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AppError } from '../platform/errors.js';
-import type { JsonValue } from '../template/index.js';
+import type { JsonValue, PayloadPaths } from '../template/index.js';
 import type { DecodeBudget } from './decode-budget.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import type { ReceivingChannel } from './ingest-repo.js';
@@ -81,6 +81,8 @@ export class Intake {
   text!: string;
   /** The payload's tree, built only when a thread key or a payload dedup key needs it. */
   tree: JsonValue | undefined = undefined;
+  /** The payload read at the paths of the channel's `accept_when`, when no tree is built. */
+  paths: PayloadPaths | undefined = undefined;
   isObject = false;
   dedupKey: string | undefined = undefined;
   bodyHash: string | undefined = undefined;
@@ -117,13 +119,14 @@ export class Intake {
   }
 
   /**
-   * What the writer stores: the event, or the refusal. The payload's tree is let go here, before
+   * What the writer stores: the event, or the refusal. The payload's tree (or paths) is let go here, before
    * the request waits for its batch: kept across that wait it would outlive young-generation
    * collections and be copied by each.
    */
   storedRequest(refusal: Refusal | undefined): IncomingEvent {
     const { channel, tree } = this;
     this.tree = undefined;
+    this.paths = undefined;
     const headers = keptHeaders(this.headers, secretHeader(channel));
     const senderIp = senderAddress(this.senderIp);
     const { trace } = this;

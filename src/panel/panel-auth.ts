@@ -4,7 +4,9 @@ import { AppError } from '../platform/errors.js';
 import type { Admin, Membership } from '../auth/admins-service.js';
 import { clearCookie, readCookie, type PanelCookies } from './cookies.js';
 import type { PanelSession } from '../auth/sessions-service.js';
+import type { Role } from '../platform/roles.js';
 import { sameSecret } from '../platform/secrets.js';
+import { PANEL_ROLES } from './panel-roles.js';
 
 /** What every signed-in page knows; also in `res.locals` for the views. */
 export interface SignedIn {
@@ -51,10 +53,14 @@ export async function resumeSignedIn(
   res.set('Cache-Control', 'no-store');
   const signedIn: SignedIn = { session, admin, workspaces, workspace };
   res.locals.signedIn = signedIn;
+  const role = workspace?.role;
   Object.assign(res.locals, {
     admin,
     workspaces,
     workspace,
+    role,
+    // What the views ask before they show a button or a form: the rule its route is held to.
+    can: (method: string, path: string) => PANEL_ROLES.allows(role, method, path),
     csrfToken: session.csrfToken,
     flash: session.flash,
   });
@@ -69,6 +75,20 @@ export function requireAdmin(ctx: PanelServices, cookies: PanelCookies): Request
     res.redirect(303, `/login${back}`);
   };
 }
+
+/** The admin's role in the workspace being looked at; undefined when they belong to none. */
+export const roleOf = (res: Response): Role | undefined => signedIn(res).workspace?.role;
+
+/** Whether the signed-in admin's role allows this request (pages that leave out what it does not). */
+export const can = (res: Response, method: string, path: string): boolean =>
+  PANEL_ROLES.allows(roleOf(res), method, path);
+
+/**
+ * The one check of the role of every signed-in route of the panel, against its policy table
+ * (panel-roles.ts): a form posted by hand past a hidden button is refused like the API refuses,
+ * on a page naming the role it needs.
+ */
+export const roleGate: RequestHandler = PANEL_ROLES.gate(roleOf);
 
 /** Pages of one workspace send an admin without any to the page that creates one. */
 export const requireWorkspace: RequestHandler = (_req, res, next) => {

@@ -17,7 +17,7 @@ import { loginPages } from './login-pages.js';
 import { providerPages } from './providers/provider-pages.js';
 import { toolPages } from './tools/tool-pages.js';
 import { replyPages } from './channels/reply-pages.js';
-import { checkCsrf, requireAdmin, requireWorkspace } from './panel-auth.js';
+import { checkCsrf, requireAdmin, requireWorkspace, roleGate } from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace/workspace-pages.js';
 
 // The package exports only its ES and CommonJS builds; the browser build sits beside them.
@@ -87,7 +87,7 @@ export function panelRouter(ctx: PanelServices): Router {
   router.use(invitationPages(ctx, cookies));
   router.get('/', (_req, res) => res.redirect(302, '/channels'));
 
-  const signedIn = [requireAdmin(ctx, cookies), checkCsrf];
+  const signedIn = [requireAdmin(ctx, cookies), checkCsrf, roleGate];
   const replies = replyPages(ctx);
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));

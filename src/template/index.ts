@@ -16,3 +16,4 @@ export {
 } from './placeholders.js';
 export { renderTemplate, renderValue, type ValueTransform } from './render-template.js';
 export { toJsonText } from './serialize.js';
+export { PayloadPathReader, PayloadPaths, foundValue, type FoundValue } from './payload-paths.js';

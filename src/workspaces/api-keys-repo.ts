@@ -1,28 +1,31 @@
 import type { Queryable } from '../db/database.js';
+import type { Role } from '../platform/roles.js';
 
 export interface ApiKeyRow {
   id: string;
   name: string;
+  role: Role;
   prefix: string;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
 
-const COLUMNS = 'id, name, prefix, created_at, last_used_at, revoked_at';
+const COLUMNS = 'id, name, role, prefix, created_at, last_used_at, revoked_at';
 
 export interface NewApiKey {
   workspaceId: string;
   name: string;
+  role: Role;
   prefix: string;
   keyHash: string;
 }
 
 export async function insertApiKey(db: Queryable, key: NewApiKey): Promise<ApiKeyRow> {
   const { rows } = await db.query<ApiKeyRow>(
-    `insert into api_keys (workspace_id, name, prefix, key_hash) values ($1, $2, $3, $4)
+    `insert into api_keys (workspace_id, name, role, prefix, key_hash) values ($1, $2, $3, $4, $5)
      returning ${COLUMNS}`,
-    [key.workspaceId, key.name, key.prefix, key.keyHash],
+    [key.workspaceId, key.name, key.role, key.prefix, key.keyHash],
   );
   return rows[0] as ApiKeyRow;
 }
@@ -50,13 +53,16 @@ export async function revokeApiKey(
   return rowCount > 0;
 }
 
-/** The workspace a live key manages (marking the key used), or undefined. */
-export async function useApiKey(db: Queryable, keyHash: string): Promise<string | undefined> {
-  const { rows } = await db.query<{ workspace_id: string }>(
+/** The workspace a live key manages and its role there (marking the key used), or undefined. */
+export async function useApiKey(
+  db: Queryable,
+  keyHash: string,
+): Promise<{ workspace_id: string; role: Role } | undefined> {
+  const { rows } = await db.query<{ workspace_id: string; role: Role }>(
     `update api_keys set last_used_at = now()
      where key_hash = $1 and revoked_at is null
-     returning workspace_id`,
+     returning workspace_id, role`,
     [keyHash],
   );
-  return rows[0]?.workspace_id;
+  return rows[0];
 }

@@ -15,8 +15,8 @@ export function apiKeysRoutes(apiKeys: ApiKeysService): Router {
   });
 
   router.post('/api-keys', async (req, res) => {
-    const { name } = apiKeyCreateSchema.parse(req.body);
-    const { key, apiKey } = await apiKeys.create(res.locals.workspaceId, name);
+    const { name, role } = apiKeyCreateSchema.parse(req.body);
+    const { key, apiKey } = await apiKeys.create(res.locals.workspaceId, name, role);
     res.set('Cache-Control', 'no-store');
     res.status(201).json({ ...apiKey, key });
   });

@@ -1,11 +1,14 @@
 import type { Database } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
+import type { Role } from '../platform/roles.js';
 import { newToken, sameSecret, sha256Hex } from '../platform/secrets.js';
 import * as repo from './api-keys-repo.js';
 
 export interface ApiKey {
   id: string;
   name: string;
+  /** What the key may do in its workspace (docs/roles.md). */
+  role: Role;
   /** The first characters of the key, enough to tell keys apart. */
   prefix: string;
   created_at: string;
@@ -23,11 +26,18 @@ function toApiKey(row: repo.ApiKeyRow): ApiKey {
   return {
     id: row.id,
     name: row.name,
+    role: row.role,
     prefix: row.prefix,
     created_at: new Date(row.created_at).toISOString(),
     last_used_at: iso(row.last_used_at),
     revoked_at: iso(row.revoked_at),
   };
+}
+
+/** What a key opens: its workspace, and its role there. */
+export interface KeyAccess {
+  workspaceId: string;
+  role: Role;
 }
 
 export interface ApiKeysOptions {
@@ -47,18 +57,28 @@ export class ApiKeysService {
     private readonly options: ApiKeysOptions,
   ) {}
 
-  /** The id of the workspace this key manages, or undefined for an unknown or revoked key. */
-  async authenticate(key: string): Promise<string | undefined> {
+  /**
+   * The workspace this key manages and its role there, or undefined for an unknown or revoked
+   * key. ADMIN_API_KEY is an owner of the default workspace.
+   */
+  async authenticate(key: string): Promise<KeyAccess | undefined> {
     const { adminApiKey, defaultWorkspaceId } = this.options;
-    if (adminApiKey && sameSecret(key, adminApiKey)) return defaultWorkspaceId();
-    return repo.useApiKey(this.db, sha256Hex(key));
+    if (adminApiKey && sameSecret(key, adminApiKey))
+      return { workspaceId: defaultWorkspaceId(), role: 'owner' };
+    const row = await repo.useApiKey(this.db, sha256Hex(key));
+    return row && { workspaceId: row.workspace_id, role: row.role };
   }
 
-  async create(workspaceId: string, name: string): Promise<{ key: string; apiKey: ApiKey }> {
+  async create(
+    workspaceId: string,
+    name: string,
+    role: Role = 'owner',
+  ): Promise<{ key: string; apiKey: ApiKey }> {
     const key = KEY_PREFIX + newToken(256);
     const row = await repo.insertApiKey(this.db, {
       workspaceId,
       name,
+      role,
       prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
       keyHash: sha256Hex(key),
     });

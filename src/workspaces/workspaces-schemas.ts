@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { roleSchema } from '../platform/roles.js';
 
 export const workspacePatchSchema = z.strictObject({
   name: z.string().trim().min(1).max(200).optional(),
@@ -13,4 +14,6 @@ export type WorkspacePatch = z.infer<typeof workspacePatchSchema>;
 /** `POST /api/v1/api-keys`: a name that tells the key apart in lists (the key is shown once). */
 export const apiKeyCreateSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
+  // A key made before roles could do everything; one made without a role still can.
+  role: roleSchema.default('owner'),
 });

@@ -92,11 +92,11 @@ describe('admins and invitations through the API', () => {
     expect(after.headers.location).toBe('/workspaces/new');
   });
 
-  it('never removes the last admin of a workspace', async () => {
+  it('never removes the last owner of a workspace', async () => {
     const [only] = await adminIds();
     const res = await driver.api('delete', `/admins/${only?.id}`);
     expect(res.status).toBe(409);
-    expect(res.body.code).toBe('last_admin');
+    expect(res.body.code).toBe('last_owner');
     expect(await adminIds()).toEqual([only]);
     const panel = new PanelClient(app);
     expect((await panel.signIn()).status).toBe(303);

@@ -60,7 +60,12 @@ describe('npm run admin -- set-password <email>', () => {
     expect(created.stdout).toBe('');
 
     let server = await serve(env);
-    expect(await signIn(server.baseUrl, 'ops@example.com', 'first password')).toBe(303);
+    const ops = new PanelClient({ baseUrl: server.baseUrl } as TestApp);
+    expect((await ops.signIn('ops@example.com', 'first password')).status).toBe(303);
+    // an owner of the workspace, with the owner's forms
+    const workspace = (await ops.page('/workspace')).text;
+    expect(workspace).toContain('data-admin="ops@example.com" data-role="owner"');
+    expect(workspace).toContain('action="/workspace/api-keys"');
     await server.stop();
 
     // at a terminal, a password is generated and printed once

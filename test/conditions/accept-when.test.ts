@@ -199,3 +199,94 @@ describe('a payload accept_when does not accept', () => {
     expect((await driver.eventsOf(channel.id)).map((e) => e.status)).toEqual(['filtered']);
   });
 });
+
+describe('accept_when reads the payload as it was written', () => {
+  /** The status each raw body is answered with, on a channel with `conditions`. */
+  async function statuses(conditions: unknown[], bodies: string[]): Promise<string[]> {
+    const channel = await ordersChannel({ accept_when: conditions });
+    const answers: string[] = [];
+    for (const body of bodies) {
+      const res = await driver.sendEvent(channel.webhook_url, body);
+      answers.push(res.status === 200 ? (res.body.status as string) : String(res.status));
+    }
+    return answers;
+  }
+
+  it('compares numbers as their text: big integers and 1.0 are not rounded', async () => {
+    const conditions = [
+      { path: 'payload.id', op: 'eq', value: '9007199254740993' },
+      { path: 'payload.qty', op: 'ne', value: '1' },
+      { path: 'payload.qty', op: 'in', value: ['1.0', '1.00'] },
+      { path: 'payload.qty', op: 'gte', value: 1 },
+    ];
+    expect(
+      await statuses(conditions, [
+        '{"id": 9007199254740993, "qty": 1.0}',
+        // JSON.parse reads both as 9007199254740992 and 1: as text they differ.
+        '{"id": 9007199254740992, "qty": 1.0}',
+        '{"id": 9007199254740993, "qty": 1}',
+        '{"id": 9007199254740993, "qty": 1.00}',
+      ]),
+    ).toEqual(['received', 'filtered', 'filtered', 'received']);
+  });
+
+  it('reads an object as its compact JSON: numbers as written, keys in their order', async () => {
+    const conditions = [
+      { path: 'payload.order', op: 'eq', value: '{"b":1.50,"2":[1e3,-0],"s":"a b"}' },
+      { path: 'payload.order.2', op: 'contains', value: '1e3' },
+    ];
+    expect(
+      await statuses(conditions, [
+        '{"order":{"b":1.50,"2":[1e3,-0],"s":"a b"}}',
+        '{ "order" : {\n  "b" : 1.50 ,\n  "2" : [ 1e3 , -0 ],\n  "s" : "a b"\n } }',
+        // The keys in the order a JavaScript object would list them.
+        '{"order":{"2":[1e3,-0],"b":1.50,"s":"a b"}}',
+        '{"order":{"b":1.5,"2":[1000,0],"s":"a b"}}',
+      ]),
+    ).toEqual(['received', 'received', 'filtered', 'filtered']);
+  });
+
+  it('decodes escapes in keys and strings, and writes an object’s strings as JSON does', async () => {
+    const conditions = [
+      { path: 'payload.type', op: 'eq', value: 'order.créé' },
+      { path: 'payload.note', op: 'eq', value: '{"text":"a/b \\"c\\"","é":"\\u0000"}' },
+    ];
+    expect(
+      await statuses(conditions, [
+        '{"type":"order.cr\\u00e9\\u00E9","note":{"text":"a\\/b \\"c\\"","\\u00e9":"\\u0000"}}',
+        '{"t\\u0079pe":"order.créé","note":{"text":"a/b \\u0022c\\u0022","é":"\\u0000"}}',
+        '{"type":"order.cr\\u00e9e","note":{"text":"a/b \\"c\\"","é":"\\u0000"}}',
+      ]),
+    ).toEqual(['received', 'received', 'filtered']);
+  });
+
+  it('takes the last of repeated keys, at every level and inside objects read whole', async () => {
+    const conditions = [
+      { path: 'payload.type', op: 'eq', value: 'order.created' },
+      { path: 'payload.order.total', op: 'gte', value: 10 },
+      { path: 'payload.order.lines', op: 'eq', value: '{"a":2,"b":3}' },
+    ];
+    expect(
+      await statuses(conditions, [
+        '{"type":"refund","order":{"total":50,"lines":{"a":1,"b":3,"a":2}},"type":"order.created"}',
+        '{"type":"order.created","order":{"total":50,"lines":{"a":2,"b":3}},"type":"refund"}',
+        '{"type":"order.created","order":{"total":50,"lines":{"a":2,"b":3}},"order":{"total":5}}',
+        '{"type":"order.created","order":{"total":50,"lines":{"a":2,"b":3,"a":1}}}',
+      ]),
+    ).toEqual(['received', 'filtered', 'filtered', 'filtered']);
+  });
+
+  it('refuses what a plain channel refuses, and takes a leading byte-order mark', async () => {
+    const deep = `{"a":${'['.repeat(1000)}${']'.repeat(1000)}}`;
+    const channel = await ordersChannel({ accept_when: [{ path: 'payload.a', op: 'exists' }] });
+    const plain = await driver.createChannel();
+    for (const body of [deep, '{"a":1,}']) {
+      const filtered = await driver.sendEvent(channel.webhook_url, body);
+      const refused = await driver.sendEvent(plain.webhook_url, body);
+      expect(filtered.status).toBe(400);
+      expect(filtered.body).toMatchObject({ code: 'invalid_json', detail: refused.body.detail });
+    }
+    const marked = await driver.sendEvent(channel.webhook_url, '\ufeff{"a":true}');
+    expect(marked.body.status).toBe('received');
+  });
+});

@@ -117,13 +117,15 @@ export function invitationLink(html: string): string {
 /**
  * Another admin, added to the inviter's current workspace the way the panel does it: the
  * inviter adds the e-mail address, the new admin opens the one-time link and chooses a password.
+ * They join as an owner unless `role` says otherwise (the panel's picker defaults to editor).
  */
 export async function inviteAdmin(
   inviter: PanelClient,
   email: string,
   password: string,
+  role: 'owner' | 'editor' | 'viewer' = 'owner',
 ): Promise<PanelClient> {
-  const invited = await inviter.form('/workspace/admins', { email });
+  const invited = await inviter.form('/workspace/admins', { email, role });
   if (invited.status !== 201) throw new Error(`inviteAdmin: ${invited.status}`);
   const guest = new PanelClient(inviter.app);
   const joined = await guest.acceptInvitation(invitationLink(invited.text), password);

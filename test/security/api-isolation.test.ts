@@ -389,6 +389,13 @@ const ROUTES: RouteCase[] = [
     },
   },
   {
+    method: 'patch',
+    route: '/api/v1/admins/{id}',
+    path: (v) => `/admins/${v.adminId}`,
+    body: { role: 'viewer' },
+    status: 404,
+  },
+  {
     method: 'delete',
     route: '/api/v1/admins/{id}',
     path: (v) => `/admins/${v.adminId}`,

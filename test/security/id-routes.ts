@@ -127,6 +127,12 @@ export const ID_ROUTES: IdRoute[] = [
     answers: [notFound('This API key')],
   },
   { route: 'delete /api/v1/admins/{}', parts: ['admin'], answers: [notFound('This admin')] },
+  {
+    route: 'patch /api/v1/admins/{}',
+    parts: ['admin'],
+    body: { role: 'viewer' },
+    answers: [notFound('This admin')],
+  },
   { route: 'get /api/v1/alerts/{}', parts: ['alert'], answers: [alert] },
   {
     route: 'patch /api/v1/alerts/{}',
@@ -214,6 +220,12 @@ export const ID_ROUTES: IdRoute[] = [
     route: 'post /workspace/api-keys/{}/revoke',
     parts: ['apiKey'],
     answers: [notFound('This API key')],
+  },
+  {
+    route: 'post /workspace/admins/{}/role',
+    parts: ['admin'],
+    body: { role: 'viewer' },
+    answers: [notFound('This admin')],
   },
   {
     route: 'post /workspace/admins/{}/remove',

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   InvalidJsonError,
+  PayloadPathReader,
   checkPayload,
+  foundValue,
   isJsonObject,
   listPlaceholders,
   missingPlaceholders,
@@ -12,6 +14,7 @@ import {
   renderValue,
   resolvePath,
   toJsonText,
+  type Placeholder,
 } from '../../src/template/index.js';
 import { EXACT_TEXT_MIN_LENGTH } from '../../src/template/exact-text.js';
 
@@ -365,6 +368,83 @@ describe('template engine properties', () => {
         },
       ),
       { numRuns: 500 },
+    );
+  });
+
+  it('reads paths from the text (accept_when) exactly as from the lossless tree', () => {
+    const pathText = fc.oneof(
+      fc.constantFrom('.', 'a', 'a.b', 'b.a', '0', '0.0', '1.a', 'a.0.b', '__proto__', 'a..b'),
+      fc.array(anyKey, { minLength: 1, maxLength: 3 }).map((keys) => keys.join('.')),
+    );
+    /** Every container and leaf of the document, by its path, and the paths drawn. */
+    const pathsOf = (model: Model, drawn: string[]): Placeholder[] => {
+      const paths = new Set(drawn.map((p) => p.trim()).filter((p) => p !== ''));
+      for (const [path] of leaves(model)) {
+        for (let i = 1; i <= path.length; i++) paths.add(path.slice(0, i).join('.').trim());
+      }
+      return [...paths].filter((p) => p !== '').map(placeholderOf);
+    };
+    const same = (text: string, placeholders: Placeholder[]) => {
+      const read = new PayloadPathReader(placeholders).read(text);
+      const tree = parsePayload(text);
+      expect(read.isObject).toBe(isJsonObject(tree));
+      for (const placeholder of placeholders) {
+        const found = read.find(placeholder);
+        const expected = foundValue(resolvePath(tree, placeholder));
+        expect([placeholder.path, found.present, found.render()]).toEqual([
+          placeholder.path,
+          expected.present,
+          expected.render(),
+        ]);
+      }
+    };
+    fc.assert(
+      fc.property(
+        document(anyKey),
+        fc.array(pathText, { maxLength: 6 }),
+        ({ model, text }, drawn) => same(text, pathsOf(model, drawn)),
+      ),
+      { numRuns: 1000 },
+    );
+    // Objects that repeat keys, and flat dotted keys beside nested ones.
+    fc.assert(
+      fc.property(
+        document(fc.constantFrom('a', 'b', '0', 'a.b', 'a.0')),
+        fc.array(pathText, { maxLength: 6 }),
+        ({ model, text }, drawn) => same(text, pathsOf(model, drawn)),
+      ),
+      { numRuns: 1000 },
+    );
+    // More keys in one object than the scan compares: the parsed keys are counted instead.
+    const many = Array.from({ length: 40 }, (_, i) => `"k${i}": ${i}`).join(',');
+    for (const text of [`{"o":{${many},"k3":"last"}}`, `{"o":{${many}}}`]) {
+      same(text, ['o', 'o.k3', 'o.k39'].map(placeholderOf));
+    }
+  });
+
+  it('refuses texts read at paths (accept_when) as parsePayload refuses them', () => {
+    const outcome = (read: () => boolean) => {
+      try {
+        return read() ? 'object' : 'other value';
+      } catch (error) {
+        return error instanceof InvalidJsonError ? error.message : `not InvalidJsonError: ${error}`;
+      }
+    };
+    const reader = new PayloadPathReader(['a', 'a.b', '0', '.'].map(placeholderOf));
+    const documents = document(anyKey).map(({ text }) => text);
+    const mutated = fc
+      .tuple(documents, fc.nat(), fc.nat(), fc.constantFrom('', ...'{}[]:,"\\ 0-.eE', '\ufeff'))
+      .map(([text, at, drop, insert]) => {
+        const i = at % (text.length + 1);
+        return text.slice(0, i) + insert + text.slice(i + (drop % 2));
+      });
+    fc.assert(
+      fc.property(mutated, (text) => {
+        expect(outcome(() => reader.read(text).isObject)).toBe(
+          outcome(() => isJsonObject(parsePayload(text))),
+        );
+      }),
+      { numRuns: 2000 },
     );
   });
 

@@ -16,7 +16,7 @@ import {
   type DestinationForm,
 } from './destination-form.js';
 import { DESTINATION_KINDS } from '../../destinations/destination-schemas.js';
-import { formField, workspaceId } from '../panel-auth.js';
+import { can, formField, workspaceId } from '../panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 
@@ -69,7 +69,11 @@ export function channelEditor(ctx: PanelServices) {
     const preview: Preview = previewTemplate(form.template, sample);
     const [replySecret, lastDelivery, providers, versions, trials, records, labels] =
       await Promise.all([
-        ctx.deliveries.replySecret(workspaceId(res), channel.id),
+        // The reply secret is an editor's (as GET /api/v1/channels/{id}/reply-secret): a viewer's
+        // page has none.
+        can(res, 'POST', `/channels/${channel.id}/reply-secret/rotate`)
+          ? ctx.deliveries.replySecret(workspaceId(res), channel.id)
+          : undefined,
         ctx.deliveries.lastOfChannel(channel.id),
         ctx.providers.list(workspaceId(res)),
         ctx.channels.versions(workspaceId(res), channel.id),

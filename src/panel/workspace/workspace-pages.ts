@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { PanelServices } from '../panel-services.js';
 import { notFound } from '../../platform/errors.js';
 import { idRouter } from '../../platform/ids.js';
+import { ROLES, roleSchema } from '../../platform/roles.js';
 import { workspacePatchSchema } from '../../workspaces/workspaces-schemas.js';
 import { fieldErrors, type FieldErrors } from '../forms.js';
 import { localPath } from '../local-path.js';
@@ -82,6 +83,7 @@ export function workspacePages(ctx: PanelServices): Router {
       invitations,
       usedShare:
         workspace.chat_quota > 0 ? Math.min(1, workspace.chats_used / workspace.chat_quota) : 1,
+      roles: ROLES,
       adminKeyApplies: ws === ctx.defaultWorkspaceId && ctx.config.adminApiKey !== undefined,
       apiBase: `${ctx.config.publicBaseUrl}/api/v1`,
     });
@@ -143,7 +145,11 @@ export function workspacePages(ctx: PanelServices): Router {
       return show(res, 400, undefined, {
         key_name: parsed.error.issues[0]?.message ?? 'is invalid',
       });
-    const { key, apiKey } = await ctx.apiKeys.create(workspaceId(res), parsed.data);
+    // As the API's: a key made without a role is an owner.
+    const role = roleSchema.safeParse(formField(req.body, 'role') || 'owner');
+    if (!role.success)
+      return show(res, 400, undefined, { key_name: 'role must be one of owner, editor or viewer' });
+    const { key, apiKey } = await ctx.apiKeys.create(workspaceId(res), parsed.data, role.data);
     ctx.log.info({ apiKeyId: apiKey.id }, 'API key created in the panel');
     // The key is in this answer only; it is not stored, so it cannot be shown again.
     res.status(201).render('workspace/key-created', {
