@@ -280,6 +280,7 @@ export class AppContext {
       await step('event retention', async () => this.retention?.stop());
       await step('alerts', async () => this.alertsEvaluator?.stop());
     }
+    await step('tool connections', async () => this.tools.close());
     await step('held answers', () => this.waits.stop());
     await step('channel change listener', () => this.ingest.stop());
     await step('live tails', () => this.eventsFeed.stop());

@@ -1,4 +1,5 @@
 import type { PromptCache, ResponseFormat } from './ai-settings.js';
+import type { ModelToolCall, ToolOffer } from './tool-protocol.js';
 
 /** One earlier exchange of a thread, sent before the prompt as a user/assistant pair. */
 export interface HistoryTurn {
@@ -22,6 +23,8 @@ export interface AiRequest {
   promptCache?: PromptCache;
   /** OpenAI's `prompt_cache_key`: requests sharing it share the cache (one per channel). */
   cacheKey?: string;
+  /** The tools offered and the rounds so far (tool-protocol.ts); absent, none are offered. */
+  toolUse?: ToolOffer;
 }
 
 /** Tokens as the provider reported them. */
@@ -43,6 +46,11 @@ export interface AiReply {
   usage: TokenUsage | null;
   /** How long the call itself took, from sending the request to reading the whole answer. */
   latencyMs: number;
+  /**
+   * The tools the model asked to call (only when the request offered tools and let it call
+   * them); `text` is then what it wrote beside them, possibly empty.
+   */
+  toolCalls?: ModelToolCall[];
 }
 
 /** Something that turns a prompt into a reply: the offline echo stand-in or a real model. */

@@ -67,9 +67,17 @@ export class AnthropicProvider implements AiProvider {
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
     const body = JSON.stringify(messagesBody(request, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
-    const answer = anthropicAnswer(text, asksForJson(request.responseFormat));
+    const tools = request.toolUse?.choice ?? 'no tools';
+    const answer = anthropicAnswer(text, asksForJson(request.responseFormat), tools);
     if ('missing' in answer) throw this.http.missingReply(answer.missing, text, answer.usage);
-    return { text: answer.text, model, usage: answer.usage, latencyMs };
+    const { toolCalls } = answer;
+    return {
+      text: answer.text,
+      model,
+      usage: answer.usage,
+      latencyMs,
+      ...(toolCalls ? { toolCalls } : {}),
+    };
   }
 
   retire(): void {

@@ -1,6 +1,7 @@
 import { asksForJson } from './ai-settings.js';
 import type { AiRequest } from './ai-provider.js';
 import type { ResponseFormat } from './ai-settings.js';
+import type { ToolOffer } from './tool-protocol.js';
 
 /** Anthropic's API wants `max_tokens` on every call; this is sent when the channel sets none. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
@@ -15,7 +16,10 @@ interface TextBlock {
   cache_control?: { type: 'ephemeral'; ttl?: '1h' };
 }
 
-type Message = { role: 'user' | 'assistant'; content: string | TextBlock[] };
+type Message = {
+  role: 'user' | 'assistant';
+  content: string | TextBlock[] | Record<string, unknown>[];
+};
 
 /**
  * The Messages API body of one call: the system prompt (when there is one) beside the messages,
@@ -29,7 +33,9 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
     messages.push({ role: 'user', content: turn.prompt });
     messages.push({ role: 'assistant', content: turn.reply });
   }
+  const lastTurn = messages.at(-1);
   messages.push({ role: 'user', content: request.prompt });
+  if (request.toolUse) messages.push(...toolRoundMessages(request.toolUse));
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
@@ -40,8 +46,7 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
       ? [{ type: 'text', text: request.system, cache_control: cache }]
       : request.system;
   }
-  // The history is the same on the thread's next event: the last turn closes the cached prefix.
-  const lastTurn = messages.length > 1 ? messages[messages.length - 2] : undefined;
+  // The history is the same on the thread's next event: its last turn closes the cached prefix.
   if (cache && lastTurn) {
     lastTurn.content = [{ type: 'text', text: lastTurn.content as string, cache_control: cache }];
   }
@@ -49,7 +54,19 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
   // Anthropic's temperatures run from 0 to 1; a channel may set up to 2 for other providers.
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
   const format = request.responseFormat;
-  if (asksForJson(format)) {
+  if (request.toolUse) {
+    const { tools, choice } = request.toolUse;
+    const offered = tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.parameters,
+    }));
+    // A structured reply comes as a call of the `reply` tool, offered beside the others: the
+    // model must call one of them until the tools are switched off.
+    body.tools = asksForJson(format) ? [...offered, replyTool(format)] : offered;
+    if (choice === 'none') body.tool_choice = { type: 'none' };
+    else body.tool_choice = asksForJson(format) ? { type: 'any' } : { type: 'auto' };
+  } else if (asksForJson(format)) {
     body.tools = [replyTool(format)];
     body.tool_choice = { type: 'tool', name: REPLY_TOOL };
   }
@@ -60,6 +77,43 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
 function cacheControl(request: AiRequest): TextBlock['cache_control'] {
   if (!request.promptCache || request.promptCache === 'off') return undefined;
   return request.promptCache === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
+}
+
+/** Each round: the assistant's content with its `tool_use` blocks, then one user message of results. */
+function toolRoundMessages(toolUse: ToolOffer): Message[] {
+  const messages: Message[] = [];
+  for (const round of toolUse.rounds) {
+    const content: Record<string, unknown>[] = [];
+    if (round.text) content.push({ type: 'text', text: round.text });
+    for (const call of round.calls) {
+      content.push({
+        type: 'tool_use',
+        id: call.id,
+        name: call.name,
+        input: inputOf(call.argumentsText),
+      });
+    }
+    messages.push({ role: 'assistant', content });
+    messages.push({
+      role: 'user',
+      content: round.results.map((result) => ({
+        type: 'tool_result',
+        tool_use_id: result.id,
+        content: result.content,
+        ...(result.isError ? { is_error: true } : {}),
+      })),
+    });
+  }
+  return messages;
+}
+
+/** A call's input as the model sent it (its text is JSON.stringify of what it sent). */
+function inputOf(argumentsText: string): unknown {
+  try {
+    return JSON.parse(argumentsText) as unknown;
+  } catch {
+    return {};
+  }
 }
 
 function replyTool(format: Exclude<ResponseFormat, 'text'>): Record<string, unknown> {

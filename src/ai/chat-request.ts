@@ -1,7 +1,17 @@
 import type { AiRequest } from './ai-provider.js';
 import type { ResponseFormat } from './ai-settings.js';
+import type { ToolOffer } from './tool-protocol.js';
 
-type ChatMessage = { role: 'system' | 'user' | 'assistant'; content: string };
+type ChatMessage =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: OpenAiToolCall[] }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+interface OpenAiToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
 
 /**
  * The chat-completions body of one call: the system message (when there is one), the thread's
@@ -16,6 +26,7 @@ export function chatCompletionBody(request: AiRequest, model: string): Record<st
     messages.push({ role: 'assistant', content: turn.reply });
   }
   messages.push({ role: 'user', content: request.prompt });
+  if (request.toolUse) messages.push(...toolRoundMessages(request.toolUse));
   const body: Record<string, unknown> = { model, messages };
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
@@ -26,7 +37,35 @@ export function chatCompletionBody(request: AiRequest, model: string): Record<st
   if (request.promptCache && request.promptCache !== 'off' && request.cacheKey) {
     body.prompt_cache_key = request.cacheKey;
   }
+  if (request.toolUse) {
+    // Listed on every call, the one that switches them off too: the rounds refer to them.
+    body.tools = request.toolUse.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+    body.tool_choice = request.toolUse.choice;
+  }
   return body;
+}
+
+/** Each round: the assistant message with its calls, then one `tool` message per call. */
+function toolRoundMessages(toolUse: ToolOffer): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  for (const round of toolUse.rounds) {
+    messages.push({
+      role: 'assistant',
+      content: round.text,
+      tool_calls: round.calls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.argumentsText },
+      })),
+    });
+    for (const result of round.results) {
+      messages.push({ role: 'tool', tool_call_id: result.id, content: result.content });
+    }
+  }
+  return messages;
 }
 
 /** OpenAI's `response_format` for a channel's setting. */

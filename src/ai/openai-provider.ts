@@ -2,6 +2,7 @@ import { type AiProvider, type AiReply, type AiRequest, type TokenUsage } from '
 import { chatCompletionBody } from './chat-request.js';
 import { snippet, type StatusRules } from './provider-errors.js';
 import { ProviderHttp } from './provider-http.js';
+import type { ModelToolCall } from './tool-protocol.js';
 
 export interface OpenAiOptions {
   /** The API root, e.g. `https://api.openai.com/v1`; see `chatCompletionsUrl`. */
@@ -60,6 +61,10 @@ export class OpenAiProvider implements AiProvider {
     const body = JSON.stringify(chatCompletionBody(request, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
     const answer = answerOf(text);
+    if (answer.toolCalls.length && request.toolUse?.choice === 'auto') {
+      const { toolCalls, usage } = answer;
+      return { text: answer.content ?? '', model, usage, latencyMs, toolCalls };
+    }
     if (answer.content === undefined) {
       throw this.http.missingReply('a reply in it', text, answer.usage);
     }
@@ -85,23 +90,47 @@ export function chatCompletionsUrl(baseUrl: string): URL {
 }
 
 interface ChatCompletion {
-  choices?: { message?: { content?: unknown } }[];
+  choices?: { message?: { content?: unknown; tool_calls?: unknown } }[];
   usage?: Record<string, unknown> | null;
 }
 
-/** The reply of a completion (undefined when it has none) and the usage it reported. */
-function answerOf(text: string): { content: string | undefined; usage: TokenUsage | null } {
+interface CompletionAnswer {
+  content: string | undefined;
+  toolCalls: ModelToolCall[];
+  usage: TokenUsage | null;
+}
+
+/** The reply of a completion (undefined when it has none), its tool calls and its usage. */
+function answerOf(text: string): CompletionAnswer {
   let parsed: ChatCompletion;
   try {
     parsed = JSON.parse(text) as ChatCompletion;
   } catch {
-    return { content: undefined, usage: null };
+    return { content: undefined, toolCalls: [], usage: null };
   }
-  const content = parsed?.choices?.[0]?.message?.content;
+  const message = parsed?.choices?.[0]?.message;
+  const content = message?.content;
   return {
     content: typeof content === 'string' ? content : undefined,
+    toolCalls: toolCallsOf(message?.tool_calls),
     usage: usageOf(parsed?.usage),
   };
+}
+
+/** The function calls of an assistant message; malformed entries are left out. */
+function toolCallsOf(calls: unknown): ModelToolCall[] {
+  if (!Array.isArray(calls)) return [];
+  const found: ModelToolCall[] = [];
+  for (const call of calls as {
+    id?: unknown;
+    function?: { name?: unknown; arguments?: unknown };
+  }[]) {
+    const name = call?.function?.name;
+    if (typeof call?.id !== 'string' || typeof name !== 'string') continue;
+    const args = call.function?.arguments;
+    found.push({ id: call.id, name, argumentsText: typeof args === 'string' ? args : '' });
+  }
+  return found;
 }
 
 /**

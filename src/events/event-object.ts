@@ -1,7 +1,7 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
 import type { AiCall } from '../ai/fallback-runner.js';
 import type { EventStatus } from './event-states.js';
-import type { EventRow } from './event-row.js';
+import type { EventRow, EventToolCall } from './event-row.js';
 
 /** An event as the API and Brain Logs show it. */
 export interface EventJson {
@@ -38,6 +38,8 @@ export interface EventJson {
   usage: TokenUsage | null;
   /** Every AI call of the current outcome, fallbacks included, oldest first: the last 20. */
   calls: AiCall[];
+  /** The tool calls of the current outcome, oldest first: the last 50. */
+  tool_calls: EventToolCall[];
   /** How long the last successful AI call took, in milliseconds. */
   latency_ms: number | null;
   /**
@@ -116,6 +118,7 @@ export function toEventJson(row: EventRow, found?: EventDeliveries): EventJson {
     model: row.model,
     usage: row.usage,
     calls: row.calls ?? [],
+    tool_calls: row.tool_calls ?? [],
     latency_ms: row.latency_ms,
     cost_usd: row.cost_usd,
     thread_key: row.thread_key,

@@ -1,6 +1,17 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
 import type { AiCall } from '../ai/fallback-runner.js';
 
+/** One tool call of an event as stored and shown (`tool_calls`). */
+export interface EventToolCall {
+  round: number;
+  tool: string;
+  arguments: string;
+  status: string;
+  http_status: number | null;
+  latency_ms: number | null;
+  result: string;
+}
+
 /** An event as stored, as every statement that selects EVENT_COLUMNS returns it. */
 export interface EventRow {
   id: string;
@@ -25,6 +36,8 @@ export interface EventRow {
   model: string | null;
   usage: TokenUsage | null;
   calls: AiCall[];
+  /** The tool calls of the current outcome (src/worker/tool-rounds.ts), oldest first. */
+  tool_calls?: EventToolCall[];
   latency_ms: number | null;
   /** USD, as float8 (stored as an exact numeric). */
   cost_usd: number | null;
@@ -49,6 +62,6 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  provider, model, usage, calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
+  provider, model, usage, calls, tool_calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
   missing, input_truncated, redactions, history, change_seq, trace_id,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

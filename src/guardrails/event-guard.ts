@@ -64,6 +64,25 @@ export class EventGuard {
     return { ...request, system: guardedSystem, history, prompt: redact(request.prompt) } as T;
   }
 
+  /**
+   * A tool's result as the model is given it: data from outside, so wrapped in the event's data
+   * tags under the spotlight, then redacted, continuing the event's numbering.
+   */
+  toolResult(text: string): string {
+    const wrapped = this.spotlight ? this.spotlight.wrap(text) : text;
+    return this.redactor ? this.redactor.redact(wrapped) : wrapped;
+  }
+
+  /**
+   * A call's arguments (JSON text) as the tool gets them: the placeholders this event sent put
+   * back to their values, whatever the channel's `restore` (the tool needs the real values).
+   */
+  toolArguments(argumentsText: string): string {
+    return this.redactor?.sent.size
+      ? restorePlaceholders(argumentsText, this.redactor.sent, true)
+      : argumentsText;
+  }
+
   /** `{kind: distinct values}` redacted for this event; null when nothing is redacted. */
   redactions(): Record<string, number> | null {
     return this.redactor ? this.redactor.counts() : null;

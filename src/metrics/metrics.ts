@@ -113,6 +113,18 @@ export class Metrics {
   });
 
   /**
+   * Each tool call the model asked for, by the name it was offered under (`other` for a name
+   * that was not offered: a model's inventions are not labels) and its status (`ok`, `error`,
+   * `refused`, `denied`, `skipped`).
+   */
+  readonly toolCalls = new Counter({
+    name: 'hookprompt_tool_calls_total',
+    help: 'Tool calls asked for by models, by tool and status.',
+    labelNames: ['tool', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  /**
    * A webhook's 200 waits for its batch's write: one statement that ends with the commit's disk
    * flush. Slow writes here, with nothing slow in the process, are the database's or its disk's.
    */

@@ -26,6 +26,16 @@ export interface ToolRunner {
 
 export type ToolRunners = Record<ToolKind, ToolRunner>;
 
+/** What one call of a tool by the model gave: its result as the model is given it. */
+export interface ToolOutcome {
+  /** `error`: the tool failed, timed out or could not be reached. */
+  status: 'ok' | 'error';
+  httpStatus: number | null;
+  /** The result text (cut at MAX_RESULT_CHARS), or the error. */
+  text: string;
+  latencyMs: number;
+}
+
 /** A result as the model is given it: its first 16,384 characters, then `[cut]`. */
 export const MAX_RESULT_CHARS = 16_384;
 

@@ -186,3 +186,17 @@ export async function lockToolNames(
   );
   return new Set(rows.map((row) => row.name));
 }
+
+/** The workspace's tools of these names (a channel's `ai.tools`), their secrets opened. */
+export async function findToolsByName(
+  db: Queryable,
+  secrets: SecretBox,
+  workspaceId: string,
+  names: readonly string[],
+): Promise<ToolRow[]> {
+  const { rows } = await db.query<StoredRow>(
+    `select ${COLUMNS} from tools where workspace_id = $1 and name = any($2::text[])`,
+    [workspaceId, names],
+  );
+  return rows.map((row) => opened(secrets, row));
+}

@@ -12,6 +12,7 @@ import { HttpToolRunner } from './http-tool-runner.js';
 import { McpToolRunner } from './mcp-tool-runner.js';
 import { toolErrors } from './tool-errors.js';
 import type { ToolRunners, ToolTest } from './tool-runner.js';
+import { Toolbox } from './toolbox.js';
 import type { CreateTool, ToolKind, ToolMethod, UpdateTool } from './tool-schemas.js';
 import * as repo from './tools-repo.js';
 
@@ -51,6 +52,8 @@ const KIND_MEMBERS: Record<ToolKind, readonly (keyof UpdateTool)[]> = {
 /** The tools of a workspace: HTTP endpoints and MCP servers its channels' models may call. */
 export class ToolsService {
   private readonly runners: ToolRunners;
+  /** The worker's calls of `http` tools (its connections kept alive between calls). */
+  private readonly httpCalls: HttpToolRunner;
 
   constructor(
     private readonly db: Database,
@@ -62,6 +65,21 @@ export class ToolsService {
       http: new HttpToolRunner({ allowPrivate: options.allowPrivate }),
       mcp: new McpToolRunner({ allowPrivate: options.allowPrivate }),
     };
+    this.httpCalls = new HttpToolRunner({ allowPrivate: options.allowPrivate });
+  }
+
+  /**
+   * The tools a channel's `ai.tools` names, opened for one attempt (see Toolbox); tools deleted
+   * since are not offered. Rejects when an MCP server's tools cannot be listed.
+   */
+  async openToolbox(workspaceId: string, names: readonly string[]): Promise<Toolbox> {
+    const rows = await repo.findToolsByName(this.db, this.secrets, workspaceId, names);
+    return Toolbox.open(rows, this.httpCalls, this.options.allowPrivate);
+  }
+
+  /** Closes the worker's connections to tools (shutdown). */
+  close(): void {
+    this.httpCalls.close();
   }
 
   async list(workspaceId: string): Promise<ToolJson[]> {

@@ -149,6 +149,26 @@ export async function withChatSpan<R extends ChatReply>(
 }
 
 /** A delivery attempt, as `delivery send` places it: under its event's `webhook receive`. */
+/**
+ * One tool call the model asked for, in its `execute_tool {tool}` span (GenAI semantic
+ * conventions) under the attempt's `event process`; a call that did not end `ok` marks it
+ * failed with its status. Without a parent, no span is made.
+ */
+export async function withToolSpan<R extends { status: string }>(
+  parent: ChatParent,
+  tool: string,
+  call: () => Promise<R>,
+): Promise<R> {
+  if (!source || parent === undefined) return call();
+  const span = source.start(`execute_tool ${tool}`, 'client', parent, {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool,
+  });
+  return runInSpan(span, call, (result) => {
+    if (result.status !== 'ok') span.fail(result.status);
+  });
+}
+
 export interface TracedDelivery {
   id: string;
   event_id: string;

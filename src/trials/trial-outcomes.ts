@@ -1,4 +1,5 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
+import type { EventToolCall } from '../events/event-row.js';
 
 /** An event's stored outcome when the trial started (`current` of a result). */
 export interface StoredOutcome {
@@ -23,6 +24,8 @@ export interface CandidateOutcome {
   cost_usd: number | null;
   latency_ms: number | null;
   missing: string[];
+  /** The candidate's tool calls: those not safe in trials `skipped` (src/worker/tool-rounds.ts). */
+  tool_calls?: EventToolCall[];
 }
 
 /** One side of a trial's summary. */

@@ -7,6 +7,7 @@ import { priceUnknown, settleSpend } from '../spend/budget-gate.js';
 import type { SpentCall } from '../spend/spend-ledger.js';
 import { attemptRecord } from '../worker/ai-call.js';
 import { countCalls } from '../worker/call-metrics.js';
+import { ToolboxUnavailable, type Toolbox } from '../tools/toolbox.js';
 import {
   askAttempt,
   prepareRequest,
@@ -189,12 +190,35 @@ export class TrialWorker {
         missing: prepared.missing,
       };
     }
+    const { settings, guard } = prepared;
+    let toolbox: Toolbox | undefined;
+    if (settings.tools.length && this.options.openToolbox) {
+      try {
+        toolbox = await this.options.openToolbox(result.workspace_id, settings.tools);
+      } catch (error) {
+        if (!(error instanceof ToolboxUnavailable)) throw error;
+        const { prompt } = prepared.request;
+        const failed = { status: 'failed' as const, prompt, error: error.message };
+        return { ...none, ...failed, latency_ms: null, missing: prepared.missing };
+      }
+    }
     let asked;
     try {
-      asked = await askAttempt(prepared, targets, signal);
+      // Tools run as the worker's would, on the event's id, but only those safe in trials.
+      const tools = toolbox && {
+        toolbox,
+        guard,
+        eventId: result.event_id,
+        trial: true,
+        metrics: this.options.metrics,
+        maxRounds: settings.max_tool_rounds,
+      };
+      asked = await askAttempt(prepared, targets, signal, undefined, tools);
     } catch (error) {
       if (signal.aborted) return undefined;
       throw error;
+    } finally {
+      await toolbox?.close();
     }
     await this.settle(result, asked.result.calls);
     const call = attemptRecord(asked.result);
@@ -207,6 +231,8 @@ export class TrialWorker {
       cost_usd: call.costUsd ?? null,
       latency_ms: call.latencyMs,
       missing: prepared.missing,
+      // Only a candidate offering tools lists its calls (none for the others, as before).
+      ...(toolbox ? { tool_calls: asked.toolCalls } : {}),
     };
   }
 }

@@ -54,11 +54,13 @@ export const CALLS_KEPT = 20;
 
 /**
  * The SQL of an event's calls after an attempt's `calls` (jsonb, null when it made none): a
- * first attempt's as they are (an attempt makes at most four calls), later ones appended and
- * the last CALLS_KEPT kept.
+ * first attempt's as they are while they fit (an attempt without tools makes at most four
+ * calls; one with tool rounds up to four a round), otherwise appended and the last CALLS_KEPT
+ * kept.
  */
 export const KEEP_CALLS = (calls: string) =>
-  `case when ${calls} is null then events.calls when events.calls = '[]' then ${calls}
+  `case when ${calls} is null then events.calls
+     when events.calls = '[]' and jsonb_array_length(${calls}) <= ${CALLS_KEPT} then ${calls}
      else events_calls_kept(events.calls || ${calls}) end`;
 
 /**

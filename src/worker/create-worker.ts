@@ -8,6 +8,7 @@ import type { SpendLedger } from '../spend/spend-ledger.js';
 import { queueSettings } from '../queue/queue-settings.js';
 import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
+import type { ToolsService } from '../tools/tools-service.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -18,6 +19,8 @@ export interface WorkerDeps {
   spendLedger: SpendLedger;
   /** The workspaces' own providers (the context's per-process instances). */
   workspaceProviders?: WorkspaceProviders;
+  /** The workspaces' tools, opened for an attempt whose channel names some. */
+  tools?: Pick<ToolsService, 'openToolbox'>;
 }
 
 /**
@@ -36,6 +39,10 @@ export function aiCallSettings(ctx: WorkerDeps) {
     maxInputChars: config.ai.maxInputChars,
     defaultModel: config.ai.model,
     pricesFor: (workspaceId: string, kind: string) => ctx.prices.pricesFor(workspaceId, kind),
+    openToolbox: ctx.tools
+      ? (workspaceId: string, names: readonly string[]) =>
+          (ctx.tools as Pick<ToolsService, 'openToolbox'>).openToolbox(workspaceId, names)
+      : undefined,
     recordSpend: (call: Parameters<SpendLedger['recordSpend']>[0]) =>
       ctx.spendLedger.recordSpend(call),
   };

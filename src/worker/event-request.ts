@@ -3,13 +3,27 @@ import type { AiProvider, AiRequest } from '../ai/ai-provider.js';
 import { asksForJson, toAiSettings, type AiSettings } from '../ai/ai-settings.js';
 import type { Prices } from '../ai/call-cost.js';
 import { callTargets, checkReply, type WorkspaceProviders } from '../ai/call-targets.js';
-import { runWithFallbacks, type CallTarget, type FallbackResult } from '../ai/fallback-runner.js';
+import {
+  runWithFallbacks,
+  type AiCall,
+  type CallTarget,
+  type FallbackResult,
+} from '../ai/fallback-runner.js';
+import type { OfferedTool } from '../ai/tool-protocol.js';
+import type { Toolbox } from '../tools/toolbox.js';
 import { fitToInputLimit } from '../ai/input-limit.js';
 import type { Queryable } from '../db/database.js';
 import { EventGuard } from '../guardrails/event-guard.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
 import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { storableText } from './storable-text.js';
+import {
+  keptToolCalls,
+  runToolRound,
+  type RoundDeps,
+  type RoundsState,
+  type ToolCallRecord,
+} from './tool-rounds.js';
 
 /**
  * What an event is asked with: the worker asks with the channel as it is now, a trial with its
@@ -36,6 +50,8 @@ export interface RequestDeps {
   /** AI_MODEL, for channels that name none. */
   defaultModel?: string;
   pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
+  /** The tools a channel names, opened for one attempt (ToolsService.openToolbox). */
+  openToolbox?: (workspaceId: string, names: readonly string[]) => Promise<Toolbox>;
 }
 
 /** A rendered request, guarded and fitted to the input limit, ready to be asked. */
@@ -142,31 +158,90 @@ export async function pricedTargets(
 
 /** One attempt's answer, and the reply as the channel gets it (placeholders put back if asked). */
 export interface AskedAttempt {
+  /** The last round's answer; its `calls` are every model call of the attempt, oldest first. */
   result: FallbackResult;
   /** The reply text to store; undefined when the attempt gave no usable reply. */
   reply: string | undefined;
+  /** The attempt's tool calls (the last TOOL_CALLS_KEPT), oldest first. */
+  toolCalls: ToolCallRecord[];
+  /** Set when `onRound` said the event was lost: no result may be stored. */
+  lost?: true;
+}
+
+/** What an attempt offers the model, and how its rounds are recorded. */
+export interface AttemptTools extends Omit<RoundDeps, 'signal' | 'chatParent'> {
+  toolbox: RoundDeps['toolbox'] & { offered(): OfferedTool[] };
+  /** Rounds that may ask for tools before a last call with tools switched off. */
+  maxRounds: number;
+  /** Told after each round (to store it and renew the lease); false: the event was lost. */
+  onRound?: (state: RoundsState) => Promise<boolean>;
 }
 
 /**
  * Asks the targets in order (fallbacks within the attempt), each reply checked against the
- * response format after the guardrails put back what they replaced.
+ * response format after the guardrails put back what they replaced. With tools, each answer
+ * that asks for them is a round: its calls are made (runToolRound) and the model asked again
+ * with the results, until an answer asks for none; after `maxRounds` such rounds, once more
+ * with the tools switched off. Every round is a call of the attempt, fallbacks included.
  */
 export async function askAttempt(
   ready: ReadyRequest,
   targets: CallTarget[],
   signal: AbortSignal,
   chatParent?: ChatParent,
+  tools?: AttemptTools,
 ): Promise<AskedAttempt> {
   const { request, guard } = ready;
   const restored = (text: string) =>
     guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
-  const result = await runWithFallbacks(
-    targets,
-    request,
-    signal,
-    (reply, target) =>
-      checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
-    chatParent,
-  );
-  return { result, reply: result.ok ? storableText(restored(result.reply.text)) : undefined };
+  const offered = tools?.toolbox.offered() ?? [];
+  const state: RoundsState = { rounds: [], toolCalls: [] };
+  const calls: AiCall[] = [];
+  for (;;) {
+    const toolsOn = state.rounds.length < (tools?.maxRounds ?? 0);
+    const asked = offered.length
+      ? {
+          ...request,
+          toolUse: {
+            tools: offered,
+            choice: toolsOn ? 'auto' : 'none',
+            rounds: state.rounds,
+          } as const,
+        }
+      : request;
+    const result = await runWithFallbacks(
+      targets,
+      asked,
+      signal,
+      (reply, target) =>
+        reply.toolCalls?.length
+          ? Promise.resolve(undefined)
+          : checkReply({ ...reply, text: restored(reply.text) }, target, request.responseFormat),
+      chatParent,
+    );
+    calls.push(...result.calls);
+    const toolCalls = keptToolCalls(state.toolCalls);
+    const whole = { ...result, calls };
+    const asksForTools = result.ok && result.reply.toolCalls?.length;
+    if (!tools || !result.ok || !asksForTools) {
+      const reply = result.ok ? storableText(restored(result.reply.text)) : undefined;
+      return { result: whole, reply, toolCalls };
+    }
+    const { round, records } = await runToolRound(
+      { ...tools, signal, chatParent },
+      state.rounds.length + 1,
+      result.reply.text,
+      result.reply.toolCalls ?? [],
+    );
+    state.rounds.push(round);
+    state.toolCalls.push(...records);
+    if (tools.onRound && !(await tools.onRound(state))) {
+      return {
+        result: whole,
+        reply: undefined,
+        toolCalls: keptToolCalls(state.toolCalls),
+        lost: true,
+      };
+    }
+  }
 }

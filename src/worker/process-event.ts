@@ -1,4 +1,5 @@
-import type { AiError } from '../ai/ai-provider.js';
+import { AiError } from '../ai/ai-provider.js';
+import { ToolboxUnavailable, type Toolbox } from '../tools/toolbox.js';
 import type { Logger } from '../platform/logger.js';
 import type { Metrics, ReplyOutcome } from '../metrics/metrics.js';
 import { priceUnknown, settleSpend } from '../spend/budget-gate.js';
@@ -15,9 +16,11 @@ import {
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
 import { releaseEvent } from './queue-release.js';
+import { recordToolRound } from './queue-tool-round.js';
 import { retryEvent } from './queue-retry.js';
 import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableRejectedReply, storableText } from './storable-text.js';
+import { keptToolCalls, type ToolCallRecord } from './tool-rounds.js';
 import type { ChatParent } from '../tracing/tracing.js';
 
 export interface ProcessDeps extends RequestDeps {
@@ -117,19 +120,47 @@ export async function processEvent(
     return 'released';
   }
 
+  let toolbox: Toolbox | undefined;
+  if (settings.tools.length && deps.openToolbox) {
+    try {
+      toolbox = await deps.openToolbox(event.workspace_id, settings.tools);
+    } catch (error) {
+      if (!(error instanceof ToolboxUnavailable)) throw error;
+      callEnded();
+      return failedCall(deps, event, attempts, new AiError(error.message, true), undefined, finish);
+    }
+  }
   let asked: AskedAttempt;
   try {
-    asked = await askAttempt(prepared, targets, signal, chatParent);
+    const tools = toolbox && {
+      toolbox,
+      guard,
+      eventId,
+      trial: false,
+      metrics: deps.metrics,
+      maxRounds: settings.max_tool_rounds,
+      onRound: (state: { toolCalls: ToolCallRecord[] }) =>
+        recordToolRound(db, workerId, deps.leaseMs, {
+          eventId,
+          toolCalls: keptToolCalls(state.toolCalls),
+          redactions: guard?.redactions() ?? null,
+          redactionValues: guard?.sentValues() ?? null,
+        }),
+    };
+    asked = await askAttempt(prepared, targets, signal, chatParent, tools);
   } catch (error) {
     callEnded();
     if (!signal.aborted) throw error;
     log.info({ eventId }, 'event released: shutting down');
     return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
+  } finally {
+    await toolbox?.close();
   }
   const { result } = asked;
   await settleSpend(deps.recordSpend, log, { ...event, eventId }, result.calls);
   callEnded();
   await countCalls(deps.metrics, event.workspace_id, result.calls);
+  if (asked.lost) return lost(deps, eventId);
   const call = attemptRecord(result);
   if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 

@@ -1,3 +1,4 @@
+import type { RequestDeps } from './event-request.js';
 import type { AiProvider } from '../ai/ai-provider.js';
 import type { Prices } from '../ai/call-cost.js';
 import type { Database } from '../db/database.js';
@@ -47,6 +48,8 @@ export interface WorkerOptions extends QueueSettings {
   pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
   /** Records each call's spend (SpendLedger.recordSpend). */
   recordSpend: (call: SpentCall) => Promise<void>;
+  /** Opens the tools a channel names for one attempt (ToolsService.openToolbox). */
+  openToolbox?: RequestDeps['openToolbox'];
 }
 
 /**
@@ -99,6 +102,7 @@ export class Worker {
       recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
       pricesFor: options.pricesFor,
       recordSpend: options.recordSpend,
+      openToolbox: options.openToolbox,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short
     // ready lease), and a claim is made only once that many are wanted: a claim for each finished

@@ -80,6 +80,7 @@ describe('GET /api/v1/events/{id}', () => {
       provider: null,
       usage: null,
       calls: [],
+      tool_calls: [],
       latency_ms: null,
       cost_usd: null,
       thread_key: null,

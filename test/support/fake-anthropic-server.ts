@@ -14,6 +14,8 @@ export interface FakeAnthropicReply {
   text?: string;
   /** The input of the `tool_use` block answered to a forced tool call (default `{}`). */
   toolInput?: unknown;
+  /** The answer's content blocks as they are (a model calling tools), instead of the above. */
+  content?: unknown[];
   /** Instead of the answer built from the above: a JSON value, or a string sent as it is. */
   body?: unknown;
   usage?: Record<string, number>;
@@ -181,16 +183,19 @@ export class FakeAnthropicServer {
 function message(request: AnthropicRequest, reply: FakeAnthropicReply) {
   const forced = request.body.tool_choice as { type?: string; name?: string } | undefined;
   const content =
-    forced?.type === 'tool'
+    reply.content ??
+    (forced?.type === 'tool'
       ? [{ type: 'tool_use', id: 'toolu_fake', name: forced.name, input: reply.toolInput ?? {} }]
-      : [{ type: 'text', text: reply.text ?? fakeReplyTo(request.prompt) }];
+      : [{ type: 'text', text: reply.text ?? fakeReplyTo(request.prompt) }]);
   return {
     id: 'msg_fake',
     type: 'message',
     role: 'assistant',
     model: request.body.model,
     content,
-    stop_reason: forced?.type === 'tool' ? 'tool_use' : 'end_turn',
+    stop_reason: content.some((block) => (block as { type?: unknown }).type === 'tool_use')
+      ? 'tool_use'
+      : 'end_turn',
     stop_sequence: null,
     usage: reply.usage ?? {
       input_tokens: 10,
@@ -223,17 +228,44 @@ function bodyProblem(body: Record<string, unknown>): string | undefined {
     const role = i % 2 === 0 ? 'user' : 'assistant';
     if (entry?.role !== role)
       return `messages.${i}.role: expected ${role} (roles must alternate, starting with user)`;
-    if (typeof entry.content !== 'string')
-      return `messages.${i}.content: Input should be a valid string`;
+    const problem = contentProblem(entry.content, role);
+    if (problem) return `messages.${i}.content: ${problem}`;
   }
   if (messages.length % 2 === 0) return 'messages: the last message must be the user’s';
   if (body.tool_choice !== undefined) {
     const tools = body.tools as { name?: unknown; input_schema?: { type?: unknown } }[] | undefined;
     const choice = body.tool_choice as { type?: unknown; name?: unknown };
-    const tool = tools?.find((t) => t.name === choice.name);
-    if (choice.type !== 'tool' || !tool) return 'tool_choice: the named tool is not in tools';
-    if (tool.input_schema?.type !== 'object')
-      return 'tools.0.input_schema.type: Input should be "object"';
+    if (!Array.isArray(tools) || tools.length === 0) return 'tools: Field required';
+    for (const [i, tool] of tools.entries()) {
+      if (tool.input_schema?.type !== 'object')
+        return `tools.${i}.input_schema.type: Input should be "object"`;
+    }
+    if (choice.type === 'tool') {
+      if (!tools.some((t) => t.name === choice.name))
+        return 'tool_choice: the named tool is not in tools';
+    } else if (!['auto', 'any', 'none'].includes(choice.type as string)) {
+      return 'tool_choice.type: Input should be "auto", "any", "tool" or "none"';
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A message's content: a string, or blocks (`text` and `tool_use` from the assistant, `text`
+ * and `tool_result` from the user).
+ */
+function contentProblem(content: unknown, role: 'user' | 'assistant'): string | undefined {
+  if (typeof content === 'string') return undefined;
+  if (!Array.isArray(content) || content.length === 0)
+    return 'Input should be a valid string or list';
+  const allowed = role === 'user' ? ['text', 'tool_result'] : ['text', 'tool_use'];
+  for (const block of content as { type?: unknown; id?: unknown; tool_use_id?: unknown }[]) {
+    if (!allowed.includes(block?.type as string))
+      return `a ${role} message cannot hold a "${String(block?.type)}" block`;
+    if (block.type === 'tool_use' && typeof block.id !== 'string')
+      return 'tool_use.id: Field required';
+    if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string')
+      return 'tool_result.tool_use_id: Field required';
   }
   return undefined;
 }

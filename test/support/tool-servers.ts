@@ -79,6 +79,8 @@ export class ToolEndpoint {
  */
 export class McpTestServer {
   readonly requests: { method: string; headers: http.IncomingHttpHeaders }[] = [];
+  /** The `tools/call`s the server ran: the tool's name and its arguments. */
+  readonly called: { name: string; arguments: Record<string, unknown> }[] = [];
   private readonly sessions = new Map<string, StreamableHTTPServerTransport>();
 
   private readonly server: http.Server;
@@ -114,7 +116,9 @@ export class McpTestServer {
       created.onclose = () => {
         if (created.sessionId) this.sessions.delete(created.sessionId);
       };
-      await toolsServer().connect(created);
+      await toolsServer((name, args) => this.called.push({ name, arguments: args })).connect(
+        created,
+      );
       transport = created;
     }
     await transport.handleRequest(req, res);
@@ -122,6 +126,7 @@ export class McpTestServer {
 
   reset(): void {
     this.requests.length = 0;
+    this.called.length = 0;
   }
 
   async close(): Promise<void> {
@@ -130,17 +135,33 @@ export class McpTestServer {
   }
 }
 
-function toolsServer(): McpServer {
+function toolsServer(
+  called: (name: string, args: Record<string, unknown>) => void = () => undefined,
+): McpServer {
   const server = new McpServer({ name: 'test-tools', version: '1.0.0' });
   server.registerTool(
     'weather',
     { description: 'The weather of a city', inputSchema: { city: z.string() } },
-    ({ city }) => ({ content: [{ type: 'text', text: `Sunny in ${city}` }] }),
+    ({ city }) => {
+      called('weather', { city });
+      if (city === 'Atlantis') {
+        return { content: [{ type: 'text', text: 'No such city' }], isError: true };
+      }
+      return {
+        content: [
+          { type: 'text', text: `Sunny in ${city}` },
+          { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+        ],
+      };
+    },
   );
   server.registerTool(
     'forecast',
     { description: 'Three days of weather', inputSchema: { city: z.string() } },
-    ({ city }) => ({ content: [{ type: 'text', text: `Rain in ${city}` }] }),
+    ({ city }) => {
+      called('forecast', { city });
+      return { content: [{ type: 'text', text: `Rain in ${city}` }] };
+    },
   );
   server.registerTool('time', { description: 'The time now' }, () => ({
     content: [{ type: 'text', text: new Date().toISOString() }],

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
-import { FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
+import { chatCompletion, FakeAiServer, fakeReplyTo } from '../support/fake-ai-server.js';
 import { OtlpCollector, SPAN_KIND, type CollectedSpan } from '../support/otlp-collector.js';
 import { ReplyReceiver } from '../support/reply-receiver.js';
 import { startServerProcess, type ServerProcess } from '../support/server-process.js';
+import { ToolEndpoint } from '../support/tool-servers.js';
 import {
   createTestDatabase,
   testDatabaseUrl,
@@ -205,6 +206,65 @@ describe('one event traced in a single process (ROLE=all)', PROCESS_TEST, () => 
     expect(bytes.includes(Buffer.from(event.trace_id as string, 'hex'))).toBe(true);
     for (const secret of [PERSONAL, token, ADMIN_API_KEY])
       expect(bytes.includes(secret)).toBe(false);
+  });
+
+  it('exports one execute_tool span per tool call, under the attempt', async () => {
+    const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+    if (database) cleanups.push(() => database.drop());
+    const { collector, ai } = await startFakes();
+    const tool = await ToolEndpoint.start();
+    cleanups.push(() => tool.close());
+    const all = await startProcess({
+      ...(database ? { DATABASE_URL: database.url as string } : {}),
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      TOOLS_ALLOW_PRIVATE: 'true',
+      ...ai.env(),
+    });
+    const schema = { type: 'object', properties: { order: { type: 'string' } } };
+    const added = await api(all, 'POST', '/tools', {
+      name: 'lookup',
+      kind: 'http',
+      description: 'The status of an order',
+      url: `${tool.baseUrl}/orders`,
+      input_schema: schema,
+    });
+    expect(added.status).toBe(201);
+    const channel = await api(all, 'POST', '/channels', {
+      name: 'With tools',
+      template: 'Order {{order.id}}',
+      ai: { tools: ['lookup'] },
+    });
+    const asks = chatCompletion(null);
+    Object.assign(asks.choices[0]?.message ?? {}, {
+      tool_calls: [
+        { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"order":"7"}' } },
+        { id: 'c2', type: 'function', function: { name: 'nope', arguments: '{}' } },
+      ],
+    });
+    ai.enqueue({ body: asks }, { body: chatCompletion('Shipped.') });
+    const hook = await fetch(channel.body.webhook_url as string, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ order: { id: 7 } }),
+    });
+    const { event_id: eventId } = (await hook.json()) as { event_id: string };
+    await eventually(
+      async () => (await api(all, 'GET', `/events/${eventId}`)).body.status === 'replied',
+      { what: 'the event replied', timeoutMs: 60_000 },
+    );
+    expect(await all.stop()).toBe(0);
+
+    const process = only(collector.spans, 'event process');
+    const lookup = only(collector.spans, 'execute_tool lookup');
+    const refused = only(collector.spans, 'execute_tool nope');
+    expect(lookup).toMatchObject({ parentSpanId: process.spanId, kind: SPAN_KIND.client });
+    expect(lookup.attributes).toEqual({
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'lookup',
+    });
+    expect(refused).toMatchObject({ parentSpanId: process.spanId });
+    expect(refused.attributes).toMatchObject({ 'error.type': 'refused' });
   });
 
   it('records the payload, prompt and reply only with OTEL_RECORD_CONTENT=true, never the token or a key', async () => {

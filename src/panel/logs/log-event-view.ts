@@ -36,6 +36,19 @@ export interface EventView extends EventJson {
   targets: TargetsSummary | null;
   /** The messages to destinations, each with its destination's name. */
   deliveries: (EventJson['deliveries'][number] & { name: string })[];
+  /** The tool calls of the outcome, their arguments laid out when they are JSON. */
+  toolCallViews: ToolCallView[];
+}
+
+/** One tool call as the outcome shows it. */
+export interface ToolCallView {
+  round: number;
+  tool: string;
+  status: string;
+  httpStatus: number | null;
+  latencyMs: number | null;
+  argumentsText: string;
+  result: string;
 }
 
 /** `labels`: the names of the destinations of the event's channel, by id (destination-label.ts). */
@@ -75,6 +88,15 @@ export function eventView(
     deliveries: event.deliveries.map((d) => ({
       ...d,
       name: targetName(labels, d.destination_id, d.kind),
+    })),
+    toolCallViews: (event.tool_calls ?? []).map((call) => ({
+      round: call.round,
+      tool: call.tool,
+      status: call.status,
+      httpStatus: call.http_status,
+      latencyMs: call.latency_ms,
+      argumentsText: prettyPayload(call.arguments).text,
+      result: call.result,
     })),
   };
 }
