@@ -43,9 +43,6 @@ export const DEFAULT_MAX_TOOL_ROUNDS = 4;
 export const PROMPT_CACHES = ['off', '5m', '1h'] as const;
 export type PromptCache = (typeof PROMPT_CACHES)[number];
 
-/** The longest a reply is served again from the reply cache: 30 days. */
-export const MAX_REPLY_CACHE_S = 2_592_000;
-
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
@@ -69,8 +66,6 @@ export interface AiSettings extends GuardSettings {
   tools: string[];
   max_tool_rounds: number;
   prompt_cache: PromptCache;
-  /** Seconds an identical request is answered with the stored reply, without a call; 0: off. */
-  reply_cache_s: number;
 }
 
 export const AI_SETTING_NAMES = [
@@ -86,7 +81,6 @@ export const AI_SETTING_NAMES = [
   'tools',
   'max_tool_rounds',
   'prompt_cache',
-  'reply_cache_s',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -103,7 +97,6 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   tools: Object.freeze([]) as unknown as string[],
   max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
   prompt_cache: '5m',
-  reply_cache_s: 0,
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -154,7 +147,6 @@ export const aiSettingsInputSchema = z.strictObject({
     .nullish(),
   max_tool_rounds: z.number().int().min(1).max(10).nullish(),
   prompt_cache: z.enum(PROMPT_CACHES).nullish(),
-  reply_cache_s: z.number().int().min(0).max(MAX_REPLY_CACHE_S).nullish(),
   ...guardSettingsInputShape,
 });
 
@@ -176,7 +168,6 @@ export function mergeAiSettings(
   if (input.tools === null) next.tools = [];
   if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
   if (input.prompt_cache === null) next.prompt_cache = DEFAULT_AI_SETTINGS.prompt_cache;
-  if (input.reply_cache_s === null) next.reply_cache_s = 0;
   if (input.fallbacks === null) next.fallbacks = [];
   else if (input.fallbacks !== undefined) {
     next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));
