@@ -17,7 +17,13 @@ import { attemptRecord, callParams } from '../src/worker/ai-call.js';
 import { countCalls } from '../src/worker/call-metrics.js';
 import { callTargets } from '../src/ai/call-targets.js';
 
-const usage = { prompt_tokens: 120, completion_tokens: 40, total_tokens: 160 };
+const usage = {
+  prompt_tokens: 120,
+  completion_tokens: 40,
+  total_tokens: 160,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+};
 const answering: AiProvider = {
   name: 'answering',
   deterministic: false,

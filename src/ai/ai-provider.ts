@@ -1,4 +1,4 @@
-import type { ResponseFormat } from './ai-settings.js';
+import type { PromptCache, ResponseFormat } from './ai-settings.js';
 import type { ModelToolCall, ToolOffer } from './tool-protocol.js';
 
 /** One earlier exchange of a thread, sent before the prompt as a user/assistant pair. */
@@ -19,15 +19,24 @@ export interface AiRequest {
   temperature?: number;
   maxTokens?: number;
   responseFormat?: ResponseFormat;
+  /** Ask the provider to cache the prompt's fixed start (system prompt, history); off when absent. */
+  promptCache?: PromptCache;
+  /** OpenAI's `prompt_cache_key`: requests sharing it share the cache (one per channel). */
+  cacheKey?: string;
   /** The tools offered and the rounds so far (tool-protocol.ts); absent, none are offered. */
   toolUse?: ToolOffer;
 }
 
 /** Tokens as the provider reported them. */
 export interface TokenUsage {
+  /** Every input token, those read from or written to the provider's prompt cache included. */
   prompt_tokens: number | null;
   completion_tokens: number | null;
   total_tokens: number | null;
+  /** Input tokens read from the provider's prompt cache (0 when it reports none). */
+  cache_read_tokens: number;
+  /** Input tokens written to the provider's prompt cache (0 when it reports none). */
+  cache_write_tokens: number;
 }
 
 export interface AiReply {

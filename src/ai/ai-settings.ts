@@ -39,6 +39,10 @@ export const MAX_CHANNEL_TOOLS = 16;
 /** Rounds of tool calls a reply may take when a channel does not say. */
 export const DEFAULT_MAX_TOOL_ROUNDS = 4;
 
+/** How long a provider keeps a channel's prompt prefix cached; `off` asks it not to. */
+export const PROMPT_CACHES = ['off', '5m', '1h'] as const;
+export type PromptCache = (typeof PROMPT_CACHES)[number];
+
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
@@ -61,6 +65,7 @@ export interface AiSettings extends GuardSettings {
   /** Names of the workspace's tools the channel's model is offered. */
   tools: string[];
   max_tool_rounds: number;
+  prompt_cache: PromptCache;
 }
 
 export const AI_SETTING_NAMES = [
@@ -75,6 +80,7 @@ export const AI_SETTING_NAMES = [
   'history',
   'tools',
   'max_tool_rounds',
+  'prompt_cache',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -90,6 +96,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   history: null,
   tools: Object.freeze([]) as unknown as string[],
   max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+  prompt_cache: '5m',
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -139,6 +146,7 @@ export const aiSettingsInputSchema = z.strictObject({
     .refine((names) => new Set(names).size === names.length, 'must name each tool once')
     .nullish(),
   max_tool_rounds: z.number().int().min(1).max(10).nullish(),
+  prompt_cache: z.enum(PROMPT_CACHES).nullish(),
   ...guardSettingsInputShape,
 });
 
@@ -159,6 +167,7 @@ export function mergeAiSettings(
   if (input.provider === null) next.provider = DEFAULT_PROVIDER;
   if (input.tools === null) next.tools = [];
   if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
+  if (input.prompt_cache === null) next.prompt_cache = DEFAULT_AI_SETTINGS.prompt_cache;
   if (input.fallbacks === null) next.fallbacks = [];
   else if (input.fallbacks !== undefined) {
     next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));

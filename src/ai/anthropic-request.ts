@@ -9,7 +9,17 @@ export const ANTHROPIC_DEFAULT_MAX_TOKENS = 1024;
 /** The tool a structured reply is asked through: the model must call it, its input is the reply. */
 export const REPLY_TOOL = 'reply';
 
-type Message = { role: 'user' | 'assistant'; content: string | Record<string, unknown>[] };
+/** A text block marked as the end of a cached prefix: what comes before it is cached with it. */
+interface TextBlock {
+  type: 'text';
+  text: string;
+  cache_control?: { type: 'ephemeral'; ttl?: '1h' };
+}
+
+type Message = {
+  role: 'user' | 'assistant';
+  content: string | TextBlock[] | Record<string, unknown>[];
+};
 
 /**
  * The Messages API body of one call: the system prompt (when there is one) beside the messages,
@@ -23,13 +33,23 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
     messages.push({ role: 'user', content: turn.prompt });
     messages.push({ role: 'assistant', content: turn.reply });
   }
+  const lastTurn = messages.at(-1);
   messages.push({ role: 'user', content: request.prompt });
   if (request.toolUse) messages.push(...toolRoundMessages(request.toolUse));
   const body: Record<string, unknown> = {
     model,
     max_tokens: request.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
   };
-  if (request.system) body.system = request.system;
+  const cache = cacheControl(request);
+  if (request.system) {
+    body.system = cache
+      ? [{ type: 'text', text: request.system, cache_control: cache }]
+      : request.system;
+  }
+  // The history is the same on the thread's next event: its last turn closes the cached prefix.
+  if (cache && lastTurn) {
+    lastTurn.content = [{ type: 'text', text: lastTurn.content as string, cache_control: cache }];
+  }
   body.messages = messages;
   // Anthropic's temperatures run from 0 to 1; a channel may set up to 2 for other providers.
   if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1);
@@ -51,6 +71,12 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
     body.tool_choice = { type: 'tool', name: REPLY_TOOL };
   }
   return body;
+}
+
+/** Anthropic's `cache_control` for the channel's prompt caching; undefined when it is off. */
+function cacheControl(request: AiRequest): TextBlock['cache_control'] {
+  if (!request.promptCache || request.promptCache === 'off') return undefined;
+  return request.promptCache === '1h' ? { type: 'ephemeral', ttl: '1h' } : { type: 'ephemeral' };
 }
 
 /** Each round: the assistant's content with its `tool_use` blocks, then one user message of results. */

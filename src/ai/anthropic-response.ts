@@ -84,15 +84,14 @@ export function anthropicUsage(usage: unknown): TokenUsage | null {
   const input = count(counts.input_tokens);
   const output = count(counts.output_tokens);
   if (input === null && output === null) return null;
-  const prompt =
-    input === null
-      ? null
-      : input +
-        (count(counts.cache_creation_input_tokens) ?? 0) +
-        (count(counts.cache_read_input_tokens) ?? 0);
+  const cacheRead = count(counts.cache_read_input_tokens) ?? 0;
+  const cacheWrite = count(counts.cache_creation_input_tokens) ?? 0;
+  const prompt = input === null ? null : input + cacheWrite + cacheRead;
   return {
     prompt_tokens: prompt,
     completion_tokens: output,
     total_tokens: prompt === null || output === null ? null : prompt + output,
+    cache_read_tokens: cacheRead,
+    cache_write_tokens: cacheWrite,
   };
 }

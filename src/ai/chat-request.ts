@@ -33,6 +33,10 @@ export function chatCompletionBody(request: AiRequest, model: string): Record<st
   if (request.responseFormat !== undefined) {
     body.response_format = openAiResponseFormat(request.responseFormat);
   }
+  // Requests sharing a key are routed to the same cache: one key per channel.
+  if (request.promptCache && request.promptCache !== 'off' && request.cacheKey) {
+    body.prompt_cache_key = request.cacheKey;
+  }
   if (request.toolUse) {
     // Listed on every call, the one that switches them off too: the rounds refer to them.
     body.tools = request.toolUse.tools.map((tool) => ({

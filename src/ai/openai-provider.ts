@@ -133,15 +133,22 @@ function toolCallsOf(calls: unknown): ModelToolCall[] {
   return found;
 }
 
-/** The three token counts as reported; null when the server reported none of them. */
+/**
+ * The token counts as reported (`prompt_tokens_details.cached_tokens`: what was read from the
+ * prompt cache; OpenAI-compatible servers write to it without counting); null when the server
+ * reported none of them.
+ */
 export function usageOf(usage: Record<string, unknown> | null | undefined): TokenUsage | null {
   if (!usage || typeof usage !== 'object') return null;
   const count = (value: unknown) =>
     typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : null;
+  const details = usage.prompt_tokens_details as Record<string, unknown> | null | undefined;
   const result: TokenUsage = {
     prompt_tokens: count(usage.prompt_tokens),
     completion_tokens: count(usage.completion_tokens),
     total_tokens: count(usage.total_tokens),
+    cache_read_tokens: (details && count(details.cached_tokens)) ?? 0,
+    cache_write_tokens: 0,
   };
   if (result.prompt_tokens === null && result.completion_tokens === null) {
     return result.total_tokens === null ? null : result;

@@ -61,10 +61,12 @@ function lookUp(model: string, now: number): Known | undefined {
   const input = perMillion(found.model_price, 'input_mtok');
   const output = perMillion(found.model_price, 'output_mtok');
   if (input === undefined && output === undefined) return undefined;
-  return {
-    price: { input_per_mtok: input ?? 0, output_per_mtok: output ?? 0 },
-    name: found.model.id,
-  };
+  const price: Price = { input_per_mtok: input ?? 0, output_per_mtok: output ?? 0 };
+  const cacheRead = perMillion(found.model_price, 'cache_read_mtok');
+  const cacheWrite = perMillion(found.model_price, 'cache_write_mtok');
+  if (cacheRead !== undefined) price.cache_read_per_mtok = cacheRead;
+  if (cacheWrite !== undefined) price.cache_write_per_mtok = cacheWrite;
+  return { price, name: found.model.id };
 }
 
 /** A flat price; a tiered one (cheaper or dearer past a prompt size) by its first tier. */

@@ -46,9 +46,7 @@ export class PricesService {
   async pricesFor(workspaceId: string, kind: string): Promise<Prices> {
     if (kind === 'echo') return FREE;
     const own = await this.ownPrices(workspaceId);
-    return {
-      priceOf: (model) => (model === null ? undefined : (own.get(model) ?? tablePrice(model))),
-    };
+    return { priceOf: (model) => (model === null ? undefined : priceOf(own.get(model), model)) };
   }
 
   /**
@@ -79,3 +77,17 @@ export class PricesService {
 }
 
 const MAX_WORKSPACES = 10_000;
+
+/**
+ * The workspace's own price, else the table's; a cache price the workspace's leaves out is the
+ * table's for the model (costOfCall prices it as input when neither has one).
+ */
+function priceOf(own: Price | undefined, model: string): Price | undefined {
+  const table = tablePrice(model);
+  if (!own) return table;
+  return {
+    ...own,
+    cache_read_per_mtok: own.cache_read_per_mtok ?? table?.cache_read_per_mtok,
+    cache_write_per_mtok: own.cache_write_per_mtok ?? table?.cache_write_per_mtok,
+  };
+}

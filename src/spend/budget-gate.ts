@@ -73,6 +73,8 @@ export async function settleSpend(
       model: call.model,
       promptTokens: call.usage?.prompt_tokens ?? null,
       completionTokens: call.usage?.completion_tokens ?? null,
+      cacheReadTokens: call.usage?.cache_read_tokens ?? 0,
+      cacheWriteTokens: call.usage?.cache_write_tokens ?? 0,
       costUsd: call.cost_usd,
     }).catch((error: unknown) =>
       log.error({ eventId: on.eventId, err: error }, 'spend of an AI call not recorded'),

@@ -13,6 +13,9 @@ export interface SpentCall {
   model: string | null;
   promptTokens: number | null;
   completionTokens: number | null;
+  /** Input tokens read from and written to the provider's prompt cache. */
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
   /** Null when the model's price or the call's usage is unknown. */
   costUsd: number | null;
 }
@@ -31,13 +34,14 @@ export async function recordCalls(
   await db.query(
     `with calls as (
        select * from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::text[], $5::text[],
-                            $6::integer[], $7::integer[], $8::numeric[])
+                            $6::integer[], $7::integer[], $8::numeric[], $9::integer[],
+                            $10::integer[])
          as c(workspace_id, channel_id, event_id, provider, model, prompt_tokens,
-              completion_tokens, cost_usd)
+              completion_tokens, cost_usd, cache_read_tokens, cache_write_tokens)
      ),
      ledger as (
        insert into spend (workspace_id, channel_id, event_id, provider, model, prompt_tokens,
-                          completion_tokens, cost_usd)
+                          completion_tokens, cost_usd, cache_read_tokens, cache_write_tokens)
        select * from calls
      ),
      locked as (
@@ -66,6 +70,8 @@ export async function recordCalls(
       calls.map((call) => call.promptTokens),
       calls.map((call) => call.completionTokens),
       calls.map((call) => (call.costUsd === null ? null : String(call.costUsd))),
+      calls.map((call) => call.cacheReadTokens),
+      calls.map((call) => call.cacheWriteTokens),
     ],
     // Planned for each call, as the worker's statements are (see claimEvents).
     { deadline },

@@ -25,6 +25,9 @@ export interface ModelSpend {
   calls: number;
   prompt_tokens: number;
   completion_tokens: number;
+  /** Of the prompt tokens, those read from and written to the providers' prompt caches. */
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   cost_usd: number | null;
 }
 
@@ -49,7 +52,9 @@ export async function spendByModel(db: Queryable, range: SpendRange): Promise<Mo
   const { rows } = await db.query<ModelSpend>(
     `select provider, model, ${CALLS},
             coalesce(sum(prompt_tokens), 0)::float8 as prompt_tokens,
-            coalesce(sum(completion_tokens), 0)::float8 as completion_tokens
+            coalesce(sum(completion_tokens), 0)::float8 as completion_tokens,
+            sum(cache_read_tokens)::float8 as cache_read_tokens,
+            sum(cache_write_tokens)::float8 as cache_write_tokens
      from spend where ${RANGE}
      group by provider, model
      order by sum(cost_usd) desc nulls last, count(*) desc, provider, model`,

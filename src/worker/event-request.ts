@@ -98,6 +98,8 @@ export async function prepareRequest(
       temperature: settings.temperature ?? undefined,
       maxTokens: settings.max_tokens ?? undefined,
       responseFormat: settings.response_format ?? undefined,
+      promptCache: settings.prompt_cache,
+      cacheKey: `hp-${event.channel_id}`,
     };
     missing = missingInTemplates([event.template, system], payload);
   } catch (error) {

@@ -39,17 +39,24 @@ describe('a channel answered through Anthropic', () => {
     const id = await receive(channel);
     await createWorker(app.ctx).runOnce();
 
+    // Prompt caching is on by default: the system prompt closes the cached prefix.
     expect(api.requests[0]?.body).toEqual({
       model: 'claude-fake',
       max_tokens: 200,
-      system: 'You confirm orders.',
+      system: [{ type: 'text', text: 'You confirm orders.', cache_control: { type: 'ephemeral' } }],
       messages: [{ role: 'user', content: 'Order 42' }],
     });
     expect(await event(id)).toMatchObject({
       status: 'replied',
       reply: 'Order 42 is confirmed.',
       model: 'claude-fake',
-      usage: { prompt_tokens: 100, completion_tokens: 9, total_tokens: 109 },
+      usage: {
+        prompt_tokens: 100,
+        completion_tokens: 9,
+        total_tokens: 109,
+        cache_read_tokens: 70,
+        cache_write_tokens: 0,
+      },
       error: null,
     });
   });
@@ -100,7 +107,13 @@ describe('a channel answered through Anthropic', () => {
     });
     const id = await receive(channel);
     await createWorker(app.ctx).runOnce();
-    const usage = { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 };
+    const usage = {
+      prompt_tokens: 1000,
+      completion_tokens: 100,
+      total_tokens: 1100,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    };
     const cost = (1000 * 3 + 100 * 15) / 1e6;
     expect(await event(id)).toMatchObject({
       status: 'pending',
@@ -137,13 +150,86 @@ describe('a channel answered through Anthropic', () => {
     const worker = createWorker(app.ctx);
     for (let i = 0; i < 3; i++) await worker.runOnce();
     expect(api.requests.map((r) => r.prompt)).toEqual(['first', 'second', 'third']);
+    // The history's last turn closes the cached prefix: the next event of the thread reads it.
     expect(api.requests[2]?.body.messages).toEqual([
       { role: 'user', content: 'first' },
       { role: 'assistant', content: fakeReplyTo('first') },
       { role: 'user', content: 'second' },
-      { role: 'assistant', content: fakeReplyTo('second') },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: fakeReplyTo('second'), cache_control: { type: 'ephemeral' } },
+        ],
+      },
       { role: 'user', content: 'third' },
     ]);
+  });
+
+  it('caches for an hour when asked, and not at all when prompt caching is off', async () => {
+    const hour = await channelWith({ system_prompt: 'Be brief.', prompt_cache: '1h' });
+    const off = await channelWith({ system_prompt: 'Be brief.', prompt_cache: 'off' });
+    await receive(hour);
+    await receive(off);
+    const worker = createWorker(app.ctx);
+    await worker.runOnce();
+    const bodies = api.requests.map((request) => request.body as { system: unknown });
+    expect(bodies.map((body) => body.system)).toEqual(
+      expect.arrayContaining([
+        [
+          {
+            type: 'text',
+            text: 'Be brief.',
+            cache_control: { type: 'ephemeral', ttl: '1h' },
+          },
+        ],
+        'Be brief.',
+      ]),
+    );
+  });
+
+  it("prices cache reads and writes at the workspace's cache prices, else the input price", async () => {
+    await driver
+      .api('put', '/prices/claude-fake')
+      .send({ input_per_mtok: 10, output_per_mtok: 20, cache_read_per_mtok: 1 })
+      .expect(200);
+    const cacheTokensSpent = async () => {
+      const spend = (await driver.api('get', '/spend').expect(200)).body;
+      const row = (spend.by_model as Record<string, unknown>[]).find(
+        (model) => model.model === 'claude-fake',
+      );
+      return {
+        read: Number(row?.cache_read_tokens ?? 0),
+        write: Number(row?.cache_write_tokens ?? 0),
+      };
+    };
+    const before = await cacheTokensSpent();
+    const channel = await channelWith({ system_prompt: 'You confirm orders.' });
+    api.enqueue({
+      usage: {
+        input_tokens: 100,
+        cache_read_input_tokens: 1000,
+        cache_creation_input_tokens: 500,
+        output_tokens: 10,
+      },
+    });
+    const id = await receive(channel);
+    await createWorker(app.ctx).runOnce();
+    const stored = await event(id);
+    expect(stored.usage).toEqual({
+      prompt_tokens: 1600,
+      completion_tokens: 10,
+      total_tokens: 1610,
+      cache_read_tokens: 1000,
+      cache_write_tokens: 500,
+    });
+    // 100 × 10 + 1000 × 1 + 500 × 10 (no write price: input's) + 10 × 20, per million.
+    expect(stored.cost_usd).toBeCloseTo(7_200 / 1_000_000, 12);
+    // The spend report counts them by model (the file's earlier events are in it too).
+    expect(await cacheTokensSpent()).toEqual({
+      read: before.read + 1000,
+      write: before.write + 500,
+    });
+    await driver.api('delete', '/prices/claude-fake').expect(204);
   });
 });
 

@@ -42,7 +42,13 @@ describe('Anthropic provider: the request', () => {
     expect(reply).toMatchObject({
       text: 'Fake model reply to: Hello',
       model: 'claude-fake',
-      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        total_tokens: 15,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      },
     });
     const request = api.requests.at(-1);
     expect(request?.path).toBe('/v1/messages');
@@ -150,6 +156,8 @@ describe('Anthropic provider: the request', () => {
       prompt_tokens: 1112,
       completion_tokens: 7,
       total_tokens: 1119,
+      cache_read_tokens: 1000,
+      cache_write_tokens: 100,
     });
   });
 

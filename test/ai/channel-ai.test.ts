@@ -48,6 +48,7 @@ describe('channel ai settings in the API', () => {
       history: 2,
       tools: [],
       max_tool_rounds: 4,
+      prompt_cache: '5m',
       redact: null,
       restore: null,
       spotlight: null,
@@ -62,11 +63,15 @@ describe('channel ai settings in the API', () => {
       history: 2,
     });
     const cleared = await driver.updateChannel(channel.id, { ai: null }).expect(200);
-    const { provider, fallbacks, tools, max_tool_rounds, ...others } = cleared.body.ai as Record<
-      string,
-      unknown
-    >;
-    expect([provider, fallbacks, tools, max_tool_rounds]).toEqual(['default', [], [], 4]);
+    const { provider, fallbacks, tools, max_tool_rounds, prompt_cache, ...others } = cleared.body
+      .ai as Record<string, unknown>;
+    expect([provider, fallbacks, tools, max_tool_rounds, prompt_cache]).toEqual([
+      'default',
+      [],
+      [],
+      4,
+      '5m',
+    ]);
     expect(Object.values(others).every((v) => v === null)).toBe(true);
   });
 
@@ -104,6 +109,7 @@ describe('the AI request', () => {
         temperature: 0.7,
         max_tokens: 256,
         response_format: { json_schema: orderSchema },
+        prompt_cache: 'off',
       },
       'Order {{order.id}} for {{customer.email}}',
     );
@@ -129,7 +135,13 @@ describe('the AI request', () => {
       status: 'replied',
       reply: '{"summary": "ok", "total": 3}',
       model: 'gpt-orders',
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      usage: {
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        total_tokens: 2,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      },
       missing: ['customer.email'],
     });
     expect(stored.latency_ms).toEqual(expect.any(Number));
@@ -139,9 +151,11 @@ describe('the AI request', () => {
     const channel = await channelWith({});
     const id = await receive(channel);
     await createWorker(app.ctx).runOnce();
+    // Prompt caching is on by default: requests of one channel share a cache key.
     expect(ai.requests[0]?.body).toEqual({
       model: 'fake-model',
       messages: [{ role: 'user', content: 'Order 42' }],
+      prompt_cache_key: `hp-${channel.id}`,
     });
     expect(await event(id)).toMatchObject({ model: 'fake-model', missing: [] });
   });

@@ -85,7 +85,13 @@ describe('fallbacks within one attempt', () => {
         attempts: 1,
         provider: 'backup',
         model: 'backup-model',
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        usage: {
+          prompt_tokens: 1,
+          completion_tokens: 1,
+          total_tokens: 2,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
       });
       expect(stored.calls).toEqual([
         {
@@ -105,7 +111,13 @@ describe('fallbacks within one attempt', () => {
           http_status: 200,
           error: null,
           latency_ms: expect.any(Number),
-          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          usage: {
+            prompt_tokens: 1,
+            completion_tokens: 1,
+            total_tokens: 2,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+          },
           cost_usd: null,
         },
       ]);
@@ -145,7 +157,13 @@ describe('fallbacks within one attempt', () => {
         status: 'error',
         http_status: 200,
         error: expect.stringMatching(/^reply_invalid: /),
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        usage: {
+          prompt_tokens: 1,
+          completion_tokens: 1,
+          total_tokens: 2,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
       }),
     ]);
     expect(second.requests).toHaveLength(0);

@@ -42,7 +42,13 @@ describe('OpenAI-compatible provider', () => {
     expect(reply).toMatchObject({
       text: 'Hello back',
       model: 'fake-model',
-      usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+      usage: {
+        prompt_tokens: 1,
+        completion_tokens: 1,
+        total_tokens: 2,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      },
     });
     const request = ai.requests.at(-1);
     expect(request?.method).toBe('POST');
@@ -161,12 +167,23 @@ describe('channel AI settings in the request', () => {
     ai.enqueue({ body: { ...body, usage: undefined } });
     expect((await provider().complete(ask('x'), never)).usage).toBeNull();
     ai.enqueue({
-      body: { ...body, usage: { prompt_tokens: 12, completion_tokens: 30, total_tokens: 42 } },
+      body: {
+        ...body,
+        usage: {
+          prompt_tokens: 12,
+          completion_tokens: 30,
+          total_tokens: 42,
+          prompt_tokens_details: { cached_tokens: 8 },
+        },
+      },
     });
+    // The cached input OpenAI read is counted apart; it writes to its cache without counting.
     expect((await provider().complete(ask('x'), never)).usage).toEqual({
       prompt_tokens: 12,
       completion_tokens: 30,
       total_tokens: 42,
+      cache_read_tokens: 8,
+      cache_write_tokens: 0,
     });
   });
 });

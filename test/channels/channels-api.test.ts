@@ -69,6 +69,7 @@ describe('channels', () => {
         fallbacks: [],
         tools: [],
         max_tool_rounds: 4,
+        prompt_cache: '5m',
       },
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
       verification: { scheme: 'none', secret_set: false },

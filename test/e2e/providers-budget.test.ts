@@ -107,7 +107,13 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
       body: {
         ...chatCompletion('We are on it.'),
         model: 'gpt-fake',
-        usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 },
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 500,
+          total_tokens: 1500,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
       },
     });
     const sent = await driver.sendEvent(channel.webhook_url, { text: 'Where is my parcel?' });

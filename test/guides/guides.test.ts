@@ -298,6 +298,12 @@ function chatCompletion(content: string) {
     id: 'chatcmpl-guide',
     object: 'chat.completion',
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    usage: {
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      total_tokens: 2,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
   };
 }

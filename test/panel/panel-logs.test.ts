@@ -169,7 +169,13 @@ describe('Brain Logs', () => {
   it('shows a cost nobody knows as unknown, never as $0, each call’s included', async () => {
     const { id, url } = await newChannel('Unknown costs');
     const eventId = String((await driver.sendEvent(url, { order: { id: 9 } })).body.event_id);
-    const usage = { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
+    const usage = {
+      prompt_tokens: 10,
+      completion_tokens: 2,
+      total_tokens: 12,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    };
     const call = { status: 'ok', http_status: 200, error: null, latency_ms: 5, usage };
     // The model nobody priced answered; the free one (a model run in-house) costs 0.
     const calls = [

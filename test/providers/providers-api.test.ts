@@ -298,7 +298,13 @@ describe('POST /api/v1/providers/{id}/test', () => {
       {
         body: {
           ...chatCompletion('OK'),
-          usage: { prompt_tokens: 1000, completion_tokens: 100, total_tokens: 1100 },
+          usage: {
+            prompt_tokens: 1000,
+            completion_tokens: 100,
+            total_tokens: 1100,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+          },
         },
       },
       { status: 401, body: { error: { message: 'Incorrect API key provided' } } },

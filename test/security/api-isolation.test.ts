@@ -578,6 +578,8 @@ beforeAll(async () => {
       model: 'gpt-4o-mini',
       promptTokens: 10,
       completionTokens: 5,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 0,
       costUsd: 0.000004,
     });
   }

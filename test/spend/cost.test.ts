@@ -70,6 +70,51 @@ describe('what an event cost', () => {
     expect(event.cost_usd).toBeCloseTo((1000 * 0.15 + 500 * 0.6) / 1e6, 12);
   });
 
+  it("prices input read from OpenAI's prompt cache at the table's cache price, and the workspace's own over it", async () => {
+    const channel = await channelFor('gpt-4o-mini');
+    const cached = {
+      body: {
+        ...chatCompletion('A reply.'),
+        usage: {
+          prompt_tokens: 1000,
+          completion_tokens: 500,
+          total_tokens: 1500,
+          prompt_tokens_details: { cached_tokens: 800 },
+        },
+      },
+    };
+    ai.defaultReply = cached;
+    const event = await answered(channel);
+    expect(event.usage).toEqual({
+      prompt_tokens: 1000,
+      completion_tokens: 500,
+      total_tokens: 1500,
+      cache_read_tokens: 800,
+      cache_write_tokens: 0,
+    });
+    // gpt-4o-mini: $0.15 input, $0.075 cached input, $0.60 output per million tokens.
+    expect(event.cost_usd).toBeCloseTo((200 * 0.15 + 800 * 0.075 + 500 * 0.6) / 1e6, 12);
+
+    // The workspace's own price, its cache read price given: it is used over the table's.
+    const put = await driver
+      .api('put', '/prices/gpt-4o-mini')
+      .send({ input_per_mtok: 1, output_per_mtok: 2, cache_read_per_mtok: 0.5 })
+      .expect(200);
+    expect(put.body).toEqual({
+      model: 'gpt-4o-mini',
+      input_per_mtok: 1,
+      output_per_mtok: 2,
+      cache_read_per_mtok: 0.5,
+    });
+    const own = await answered(channel);
+    expect(own.cost_usd).toBeCloseTo((200 * 1 + 800 * 0.5 + 500 * 2) / 1e6, 12);
+    // Without one of its own, the table's cache price for the model still applies.
+    await putPrice('gpt-4o-mini', 1, 2).expect(200);
+    const tables = await answered(channel);
+    expect(tables.cost_usd).toBeCloseTo((200 * 1 + 800 * 0.075 + 500 * 2) / 1e6, 12);
+    await driver.api('delete', '/prices/gpt-4o-mini').expect(204);
+  });
+
   it("uses the workspace's own price over the table's, to the nanodollar", async () => {
     const channel = await channelFor('gpt-4o-mini');
     expect((await putPrice('gpt-4o-mini', 2, 8)).status).toBe(200);
@@ -91,6 +136,8 @@ describe('what an event cost', () => {
         calls: 1,
         prompt_tokens: 1000,
         completion_tokens: 500,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: null,
       },
     ]);
@@ -104,7 +151,13 @@ describe('what an event cost', () => {
     ai.enqueue({
       body: {
         ...chatCompletion(null),
-        usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+        usage: {
+          prompt_tokens: 300,
+          completion_tokens: 40,
+          total_tokens: 340,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
       },
     });
     const event = await answered(channel);
@@ -112,13 +165,25 @@ describe('what an event cost', () => {
     const cost = 380 / 1e6;
     expect(event).toMatchObject({
       status: 'pending',
-      usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+      usage: {
+        prompt_tokens: 300,
+        completion_tokens: 40,
+        total_tokens: 340,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+      },
       cost_usd: expect.closeTo(cost, 12),
       calls: [
         {
           status: 'error',
           http_status: 200,
-          usage: { prompt_tokens: 300, completion_tokens: 40, total_tokens: 340 },
+          usage: {
+            prompt_tokens: 300,
+            completion_tokens: 40,
+            total_tokens: 340,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+          },
           cost_usd: expect.closeTo(cost, 12),
         },
       ],
@@ -261,6 +326,8 @@ describe('GET /api/v1/spend', () => {
         calls: 1,
         prompt_tokens: 100,
         completion_tokens: 7,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: expect.closeTo(0.001, 12),
       },
       {
@@ -269,6 +336,8 @@ describe('GET /api/v1/spend', () => {
         calls: 2,
         prompt_tokens: 200,
         completion_tokens: 14,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: expect.closeTo(0.0002, 12),
       },
     ]);

@@ -173,6 +173,12 @@ export function chatCompletion(content: string | null) {
     created: 1_700_000_000,
     model: 'fake-model',
     choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+    usage: {
+      prompt_tokens: 1,
+      completion_tokens: 1,
+      total_tokens: 2,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+    },
   };
 }

@@ -212,8 +212,9 @@ function bodyProblem(body: Record<string, unknown>): string | undefined {
   if (!Number.isInteger(body.max_tokens) || (body.max_tokens as number) < 1) {
     return 'max_tokens: Field required';
   }
-  if ('system' in body && (typeof body.system !== 'string' || !body.system)) {
-    return 'system: text content blocks must be non-empty';
+  if ('system' in body) {
+    const problem = systemProblem(body.system);
+    if (problem) return `system: ${problem}`;
   }
   const temperature = body.temperature;
   if (
@@ -254,14 +255,46 @@ function bodyProblem(body: Record<string, unknown>): string | undefined {
  * A message's content: a string, or blocks (`text` and `tool_use` from the assistant, `text`
  * and `tool_result` from the user).
  */
+/** The system prompt: a non-empty text, or non-empty text blocks (which may mark a cache end). */
+function systemProblem(system: unknown): string | undefined {
+  if (typeof system === 'string')
+    return system ? undefined : 'text content blocks must be non-empty';
+  if (!Array.isArray(system) || system.length === 0)
+    return 'Input should be a valid string or list';
+  for (const block of system as { type?: unknown; text?: unknown; cache_control?: unknown }[]) {
+    if (block?.type !== 'text' || typeof block.text !== 'string' || !block.text) {
+      return 'text content blocks must be non-empty';
+    }
+    const problem = cacheControlProblem(block.cache_control);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** `cache_control` as the API takes it: `{type: "ephemeral", ttl?: "5m" | "1h"}`. */
+function cacheControlProblem(control: unknown): string | undefined {
+  if (control === undefined) return undefined;
+  const { type, ttl, ...rest } = control as { type?: unknown; ttl?: unknown };
+  if (type !== 'ephemeral' || Object.keys(rest).length > 0) return 'cache_control: invalid';
+  if (ttl !== undefined && ttl !== '5m' && ttl !== '1h') return 'cache_control.ttl: invalid';
+  return undefined;
+}
+
 function contentProblem(content: unknown, role: 'user' | 'assistant'): string | undefined {
   if (typeof content === 'string') return undefined;
   if (!Array.isArray(content) || content.length === 0)
     return 'Input should be a valid string or list';
   const allowed = role === 'user' ? ['text', 'tool_result'] : ['text', 'tool_use'];
-  for (const block of content as { type?: unknown; id?: unknown; tool_use_id?: unknown }[]) {
+  for (const block of content as {
+    type?: unknown;
+    id?: unknown;
+    tool_use_id?: unknown;
+    cache_control?: unknown;
+  }[]) {
     if (!allowed.includes(block?.type as string))
       return `a ${role} message cannot hold a "${String(block?.type)}" block`;
+    const cacheProblem = cacheControlProblem(block.cache_control);
+    if (cacheProblem) return cacheProblem;
     if (block.type === 'tool_use' && typeof block.id !== 'string')
       return 'tool_use.id: Field required';
     if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string')

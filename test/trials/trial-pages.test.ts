@@ -110,7 +110,13 @@ describe('trials in the panel', () => {
             finish_reason: 'stop',
           },
         ],
-        usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        usage: {
+          prompt_tokens: 1,
+          completion_tokens: 1,
+          total_tokens: 2,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
       },
     });
     expect((await driver.sendEvent(url, { order: { id: 7 } })).status).toBe(200);

@@ -165,7 +165,13 @@ describe('finishing several events in one statement', () => {
         call: {
           provider: 'default',
           model: 'm1',
-          usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+          usage: {
+            prompt_tokens: 3,
+            completion_tokens: 4,
+            total_tokens: 7,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+          },
           latencyMs: 12,
           calls: [],
         },
@@ -192,7 +198,13 @@ describe('finishing several events in one statement', () => {
         // PostgreSQL text holds no lone surrogate: it arrives as the replacement character.
         reply: 'lone \uFFFD surrogate, "quotes", \\ and {braces}',
         error: null,
-        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+        usage: {
+          prompt_tokens: 3,
+          completion_tokens: 4,
+          total_tokens: 7,
+          cache_read_tokens: 0,
+          cache_write_tokens: 0,
+        },
         latency_ms: 12,
         locked_by: null,
       },

@@ -36,6 +36,7 @@ const LABELS: Record<(typeof AI_SETTING_NAMES)[number], string> = {
   history: 'Earlier turns sent',
   tools: 'Tools',
   max_tool_rounds: 'Most tool rounds',
+  prompt_cache: 'Prompt caching',
   redact: 'Redaction',
   restore: 'Restore redacted values',
   spotlight: 'Spotlight',
