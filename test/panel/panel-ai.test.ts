@@ -20,6 +20,7 @@ function aiFields(overrides: Record<string, string> = {}) {
     ai_json_schema: '',
     ai_thread_key: '{{customer.id}}',
     ai_history: '3',
+    ai_prompt_cache: '1h',
     ...overrides,
   };
 }
@@ -42,12 +43,14 @@ describe('channel editor: AI section', () => {
       history: 3,
       tools: [],
       max_tool_rounds: 4,
+      prompt_cache: '1h',
       redact: null,
       restore: null,
       spotlight: null,
     });
     const html = (await client.page(`/channels/${id}`)).text;
     expect(html).toContain('id="ai_model" name="ai_model" value="gpt-support"');
+    expect(html).toContain('<option value="1h" selected>On, 1 hour</option>');
     expect(html).toContain('<option value="text" selected>');
 
     const cleared = await client.form(`/channels/${id}`, {

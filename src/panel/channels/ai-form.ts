@@ -28,6 +28,8 @@ export interface AiForm {
   json_schema: string;
   thread_key: string;
   history: string;
+  /** `off`, `5m` or `1h`. */
+  prompt_cache: string;
   /** The kinds checked, comma-separated. */
   redact: string;
   /** `on` when checked. */
@@ -72,6 +74,7 @@ export function aiFormOf(settings: AiSettings): AiForm {
         : '',
     thread_key: settings.thread_key ?? '',
     history: settings.history === null ? '' : String(settings.history),
+    prompt_cache: settings.prompt_cache,
     redact: (settings.redact ?? []).join(','),
     restore: settings.restore ? 'on' : '',
     spotlight: settings.spotlight ? 'on' : '',
@@ -138,6 +141,7 @@ export async function parseAiForm(
     response_format: responseFormat,
     thread_key: form.thread_key.trim() ? form.thread_key : null,
     history: number('history'),
+    prompt_cache: form.prompt_cache || null,
     redact: form.redact ? form.redact.split(',').filter(Boolean) : null,
     restore: form.restore === 'on' ? true : null,
     spotlight: form.spotlight === 'on' ? true : null,
