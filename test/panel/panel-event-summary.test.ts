@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { eventually } from '../support/eventually.js';
+import { chatCompletion } from '../support/fake-ai-server.js';
 import { useFakeChats, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, unescapeHtml, useSignedInAdmin } from './panel-client.js';
 
 const chats = useFakeChats();
-const { app, driver } = useTestApp({ ai: true, env: () => ({ ...ADMIN_ENV, ...chats.env }) });
+const { app, driver, ai } = useTestApp({
+  ai: true,
+  env: () => ({ ...ADMIN_ENV, ...chats.env }),
+});
 const client = useSignedInAdmin(app);
 
 /** The page's element that starts with `open` (its tag's name read from it), to its end. */
@@ -55,6 +59,27 @@ describe("the event page's summary first", () => {
     for (const label of ['Provider', 'Model', 'Tokens', 'Cost', 'Latency', 'Status'])
       expect(facts).not.toContain(`<dt>${label}</dt>`);
     expect(html).not.toMatch(/Model <code>|Provider <code>|Tokens: /);
+  });
+
+  it("says how many of the prompt's tokens were read from and written to the prompt cache", async () => {
+    const channel = await driver.createChannel({ name: 'Cached', template: 'Order {{id}}' });
+    ai.enqueue({
+      body: {
+        ...chatCompletion('Confirmed.'),
+        usage: {
+          prompt_tokens: 1200,
+          completion_tokens: 30,
+          total_tokens: 1230,
+          prompt_tokens_details: { cached_tokens: 1024 },
+        },
+      },
+    });
+    const sent = await driver.sendEvent(channel.webhook_url, { id: 8 });
+    await createWorker(app.ctx).runOnce();
+    const html = (await client.page(`/logs/${sent.body.event_id}`)).text;
+    expect(Object.fromEntries(summaryOf(html)).Tokens).toBe(
+      '1200 prompt + 30 reply = 1230 (prompt cache: 1024 read, 0 written)',
+    );
   });
 
   it('opens the request headers of a refused request, and makes its Replay secondary, saying it skips the sender checks', async () => {
