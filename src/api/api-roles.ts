@@ -1,12 +1,6 @@
-import { RolePolicy, type RoleRule } from '../platform/role-policy.js';
+import { RolePolicy, ruleUnder, type RoleRule } from '../platform/role-policy.js';
 
-const V1 = '/api/v1';
-
-const rule = (method: RoleRule['method'], path: string, role: RoleRule['role']): RoleRule => ({
-  method,
-  path: V1 + path,
-  role,
-});
+const rule = ruleUnder('/api/v1');
 
 /**
  * The role each route of the management API needs, the one place it is decided (the middleware

@@ -1,10 +1,6 @@
-import { RolePolicy, type RoleRule } from '../platform/role-policy.js';
+import { RolePolicy, ruleUnder, type RoleRule } from '../platform/role-policy.js';
 
-const rule = (method: RoleRule['method'], path: string, role: RoleRule['role']): RoleRule => ({
-  method,
-  path,
-  role,
-});
+const rule = ruleUnder('');
 
 /**
  * The role each page and form of the panel needs, the one place it is decided: the panel's

@@ -19,6 +19,15 @@ export interface RoleRule {
 /** What a request no rule matches needs: the most, so that a forgotten rule refuses, never lets in. */
 export const UNMATCHED: Requirement = 'owner';
 
+/** Writes the rules of one table: `ruleUnder('/api/v1')('GET', '/channels', 'viewer')`. */
+export const ruleUnder =
+  (prefix: string) =>
+  (method: RoleRule['method'], path: string, role: RoleRule['role']): RoleRule => ({
+    method,
+    path: prefix + path,
+    role,
+  });
+
 const segmentsOf = (path: string) => path.replace(/\/+$/, '').split('/');
 const isParam = (segment: string) => segment.startsWith(':');
 
