@@ -325,6 +325,8 @@ describe('POST /api/v1/providers/{id}/test', () => {
       calls: 2,
       prompt_tokens: 1000,
       completion_tokens: 100,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       cost_usd: expect.closeTo(cost, 12),
     });
     // No channel made these calls.
