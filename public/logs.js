@@ -22,20 +22,44 @@
   var chart = null;
 
   // Events per hour or day, stacked by status; a bar shows the events of its hour and status.
-  if (canvas && window.Chart) {
+  // Chart.js (some 200 KB) is fetched only when the folded chart is first opened: most visits
+  // read the list and never open it.
+  var section = document.getElementById('volume');
+  var chartScript = null;
+  function openChart() {
+    if (!canvas || chart) return;
+    if (window.Chart) return drawChart();
+    if (chartScript) return;
+    chartScript = document.createElement('script');
+    chartScript.src = '/vendor/chart.umd.js';
+    chartScript.onload = drawChart;
+    document.head.appendChild(chartScript);
+  }
+  if (section) {
+    section.addEventListener('toggle', function () {
+      if (section.open) openChart();
+    });
+    if (section.open) openChart();
+  }
+
+  function datasetOf(status) {
+    return {
+      label: status,
+      data: volume.series[status],
+      backgroundColor: colourOf(status),
+      stack: 'events',
+    };
+  }
+  function drawChart() {
+    if (chart || !window.Chart) return;
     var labels = volume.buckets.map(function (iso) {
       return volume.unit === 'hour' ? iso.slice(11, 16) : iso.slice(5, 10);
     });
+    // The datasets share volume.series's arrays, so Live's counts made before the chart was
+    // drawn are in it.
     var datasets = STATUSES.filter(function (status) {
       return volume.series[status];
-    }).map(function (status) {
-      return {
-        label: status,
-        data: volume.series[status],
-        backgroundColor: colourOf(status),
-        stack: 'events',
-      };
-    });
+    }).map(datasetOf);
     chart = canvas.chart = new window.Chart(canvas, {
       type: 'bar',
       data: { labels: labels, datasets: datasets },
@@ -50,7 +74,7 @@
         onClick: function (_event, elements) {
           if (!elements.length) return;
           var hit = elements[0];
-          location.href = bucketUrl(hit.index, datasets[hit.datasetIndex].label);
+          location.href = bucketUrl(hit.index, chart.data.datasets[hit.datasetIndex].label);
         },
       },
     });
@@ -72,7 +96,7 @@
   // Live: an event counted once in its hour's bar, under its status of the moment.
   var counted = {};
   function countInChart(change) {
-    if (!chart || !volume || !change.received_at) return;
+    if (!volume || !change.received_at) return;
     var bucket = bucketIso(new Date(change.received_at));
     var index = volume.buckets.indexOf(bucket);
     if (index < 0) return;
@@ -83,28 +107,21 @@
     else addToTotal('volume-total', 1);
     bump(change.status, index, 1);
     counted[change.id] = change.status;
-    chart.update();
+    if (chart) chart.update();
   }
   function bucketIso(date) {
     var iso = date.toISOString();
     return volume.unit === 'hour' ? iso.slice(0, 13) + ':00:00Z' : iso.slice(0, 10) + 'T00:00:00Z';
   }
   function bump(status, index, by) {
-    var set = chart.data.datasets.filter(function (d) {
-      return d.label === status;
-    })[0];
-    if (!set) {
-      set = {
-        label: status,
-        data: volume.buckets.map(function () {
-          return 0;
-        }),
-        backgroundColor: colourOf(status),
-        stack: 'events',
-      };
-      chart.data.datasets.push(set);
+    var data = volume.series[status];
+    if (!data) {
+      data = volume.series[status] = volume.buckets.map(function () {
+        return 0;
+      });
+      if (chart) chart.data.datasets.push(datasetOf(status));
     }
-    set.data[index] = Math.max(0, set.data[index] + by);
+    data[index] = Math.max(0, data[index] + by);
     var total = document.querySelector('[data-status-total="' + status + '"]');
     if (total) total.textContent = String(Math.max(0, Number(total.textContent) + by));
   }
