@@ -29,20 +29,14 @@
  * With DATABASE_URL set (a PostgreSQL server), the run uses a scratch database made on that
  * server and dropped at the end, instead of the embedded one.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
-import { eventually } from '../test/support/eventually.js';
-import { FakeAiServer } from '../test/support/fake-ai-server.js';
-import { ReplyReceiver } from '../test/support/reply-receiver.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../test/e2e/browser.js';
 import { fakeModelReply, seedConsole, SEEDED_EVENTS, type Seeded } from './lib/console-seed.js';
-import { hookpromptEnv } from './lib/hookprompt.js';
-import { createScratchDatabase } from './lib/scratch-database.js';
-import { startServer, type ServerProcess } from './lib/server-process.js';
+import { createRunScope, startConsoleServer } from './lib/console-server.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -80,29 +74,8 @@ if (!hasChromium) {
   process.exit(2);
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-const cleanUp = async () => {
-  for (const cleanup of cleanups.splice(0).reverse())
-    await cleanup().catch((error: unknown) => console.error(error));
-};
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
-// A failure outside the awaited path (a stray rejection of a browser callback) ends the run too.
-process.once('unhandledRejection', (error) => {
-  console.error(error);
-  void cleanUp().finally(() => process.exit(1));
-});
-/** Child processes still running, killed when this process exits however it does. */
-const children = new Set<number>();
-process.once('exit', () => {
-  for (const pid of children) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
+const scope = createRunScope();
+const { cleanups, cleanUp } = scope;
 
 const startedAt = new Date();
 const loadBefore = load();
@@ -116,7 +89,13 @@ try {
     phases.push(`${name} ${((performance.now() - phaseStart) / 1000).toFixed(1)} s`);
     phaseStart = performance.now();
   };
-  const { server, apiKey, okUrl, failingUrl, databaseLabel } = await startHookprompt();
+  const { server, apiKey, okUrl, failingUrl, databaseLabel } = await startConsoleServer(scope, {
+    name: 'console-bench',
+    admin: ADMIN,
+    modelReply: fakeModelReply,
+    failingReplies: 1000,
+    postgresUrl: process.env.DATABASE_URL,
+  });
   phase('start');
   const seeded = await seedConsole({ origin: server.origin, apiKey, okUrl, failingUrl });
   phase('seed');
@@ -219,73 +198,6 @@ process.exit(failed ? 1 : 0);
  * The fake model, the two reply URLs and hookprompt on a fresh database (each ended by the
  * run's clean-up); the API key of its default workspace.
  */
-async function startHookprompt(): Promise<{
-  server: ServerProcess;
-  apiKey: string;
-  okUrl: string;
-  failingUrl: string;
-  databaseLabel: string;
-}> {
-  const ai = await FakeAiServer.start();
-  cleanups.push(() => ai.close());
-  ai.defaultReply = fakeModelReply;
-  const ok = await ReplyReceiver.start();
-  cleanups.push(() => ok.close());
-  const failing = await ReplyReceiver.start();
-  cleanups.push(() => failing.close());
-  failing.enqueue(...Array.from({ length: 1000 }, () => ({ status: 500 })));
-
-  let databaseUrl = '';
-  let databaseLabel: string;
-  const dataDir = await mkdtemp(join(tmpdir(), 'hookprompt-console-data-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  if (process.env.DATABASE_URL) {
-    const scratch = await createScratchDatabase(process.env.DATABASE_URL, 'console');
-    cleanups.push(() => scratch.drop());
-    databaseUrl = scratch.url;
-    databaseLabel = `PostgreSQL (scratch database ${scratch.name})`;
-  } else {
-    databaseLabel = 'embedded PGlite in a fresh DATA_DIR';
-  }
-
-  const apiKey = randomBytes(24).toString('hex');
-  const logFile = join(tmpdir(), 'hookprompt-console-bench.log');
-  await writeFile(logFile, '');
-  const server = await startServer({
-    name: 'hookprompt',
-    nodeArgs: ['--import', 'tsx', 'src/main.ts'],
-    logFile,
-    // Compiling the sources and preparing a new embedded database take a while on a busy machine.
-    startWithinMs: 120_000,
-    env: hookpromptEnv(databaseUrl, apiKey, {
-      ROLE: 'all',
-      ...ai.env(),
-      // A model with a price, so the list's cost column is filled.
-      AI_MODEL: 'gpt-4o-mini',
-      AI_MAX_ATTEMPTS: '2',
-      WORKER_RETRY_BASE_MS: '20',
-      WORKER_POLL_INTERVAL_MS: '100',
-      DATA_DIR: dataDir,
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      // Three attempts, then the 500s are a failed delivery.
-      DELIVERY_RETRY_SCHEDULE: '20ms,20ms',
-      ALERT_INTERVAL_S: '1',
-    }),
-  });
-  children.add(server.pid);
-  cleanups.push(async () => {
-    await server.stop();
-    children.delete(server.pid);
-  });
-  // startServer returns once /readyz answers anything but 503; the database is ready at 200.
-  await eventually(async () => (await fetch(`${server.origin}/readyz`)).status === 200, {
-    timeoutMs: 60_000,
-    what: 'hookprompt to be ready',
-  });
-  return { server, apiKey, okUrl: ok.url(''), failingUrl: failing.url(''), databaseLabel };
-}
 
 /** `replied 42, failed 4…`: how many of the objects have each `status`. */
 function countBy(objects: Record<string, unknown>[]): string {

@@ -26,8 +26,7 @@
  * The screenshots go to DIR, by default a new temporary folder (its path is printed); the
  * server's output to $TMPDIR/hookprompt-panel-measure.log.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,15 +34,12 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually } from '../test/support/eventually.js';
 import {
   chatCompletion,
-  FakeAiServer,
   type FakeReply,
   type RecordedRequest,
 } from '../test/support/fake-ai-server.js';
-import { ReplyReceiver } from '../test/support/reply-receiver.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../test/e2e/browser.js';
 import { fakeModelReply, seedConsole, type Seeded } from './lib/console-seed.js';
-import { hookpromptEnv } from './lib/hookprompt.js';
-import { startServer, type ServerProcess } from './lib/server-process.js';
+import { createRunScope, startConsoleServer } from './lib/console-server.js';
 
 const { values: flags } = parseArgs({ options: { shots: { type: 'string' } } });
 const SIZES = [
@@ -75,28 +71,8 @@ if (!hasChromium) {
   process.exit(2);
 }
 
-const cleanups: (() => Promise<unknown>)[] = [];
-const cleanUp = async () => {
-  for (const cleanup of cleanups.splice(0).reverse())
-    await cleanup().catch((error: unknown) => console.error(error));
-};
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
-process.once('unhandledRejection', (error) => {
-  console.error(error);
-  void cleanUp().finally(() => process.exit(1));
-});
-/** Child processes still running, killed when this process exits however it does. */
-const children = new Set<number>();
-process.once('exit', () => {
-  for (const pid of children) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-});
+const scope = createRunScope();
+const { cleanups, cleanUp } = scope;
 
 /** Once set, the fake model answers at once (the trial's measure is hookprompt's own time). */
 let instant = false;
@@ -107,7 +83,12 @@ try {
   const loadBefore = load();
   const shots = flags.shots ?? (await mkdtemp(join(tmpdir(), 'hookprompt-panel-shots-')));
   await mkdir(shots, { recursive: true });
-  const { server, apiKey, okUrl, failingUrl } = await startHookprompt();
+  const { server, apiKey, okUrl, failingUrl } = await startConsoleServer(scope, {
+    name: 'panel-measure',
+    admin: ADMIN,
+    modelReply,
+    failingReplies: 5000,
+  });
   const api = apiOf(server.origin, apiKey);
   const seeded = await seedConsole({ origin: server.origin, apiKey, okUrl, failingUrl });
   const extra = await seedMore(api, seeded, okUrl);
@@ -271,58 +252,6 @@ function modelReply(request: RecordedRequest): FakeReply {
         }
       : fakeModelReply(request);
   return instant ? { ...reply, delayMs: 0 } : reply;
-}
-
-async function startHookprompt(): Promise<{
-  server: ServerProcess;
-  apiKey: string;
-  okUrl: string;
-  failingUrl: string;
-}> {
-  const ai = await FakeAiServer.start();
-  cleanups.push(() => ai.close());
-  ai.defaultReply = modelReply;
-  const ok = await ReplyReceiver.start();
-  cleanups.push(() => ok.close());
-  const failing = await ReplyReceiver.start();
-  cleanups.push(() => failing.close());
-  failing.enqueue(...Array.from({ length: 5000 }, () => ({ status: 500 })));
-
-  const dataDir = await mkdtemp(join(tmpdir(), 'hookprompt-panel-data-'));
-  cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-  const apiKey = randomBytes(24).toString('hex');
-  const logFile = join(tmpdir(), 'hookprompt-panel-measure.log');
-  await writeFile(logFile, '');
-  const server = await startServer({
-    name: 'hookprompt',
-    nodeArgs: ['--import', 'tsx', 'src/main.ts'],
-    logFile,
-    startWithinMs: 120_000,
-    env: hookpromptEnv('', apiKey, {
-      ROLE: 'all',
-      ...ai.env(),
-      AI_MODEL: 'gpt-4o-mini',
-      AI_MAX_ATTEMPTS: '2',
-      WORKER_RETRY_BASE_MS: '20',
-      WORKER_POLL_INTERVAL_MS: '100',
-      DATA_DIR: dataDir,
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      DELIVERY_ALLOW_PRIVATE: 'true',
-      DELIVERY_RETRY_SCHEDULE: '20ms,20ms',
-      ALERT_INTERVAL_S: '1',
-    }),
-  });
-  children.add(server.pid);
-  cleanups.push(async () => {
-    await server.stop();
-    children.delete(server.pid);
-  });
-  await eventually(async () => (await fetch(`${server.origin}/readyz`)).status === 200, {
-    timeoutMs: 60_000,
-    what: 'hookprompt to be ready',
-  });
-  return { server, apiKey, okUrl: ok.url(''), failingUrl: failing.url('') };
 }
 
 type Api = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown>>;
