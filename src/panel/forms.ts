@@ -17,3 +17,15 @@ export function fieldErrors(error: unknown): FieldErrors | undefined {
   }
   return errors;
 }
+
+/** Text typed as a JSON object (a tool's input, its schema, a trial's reply), else undefined. */
+export function jsonObjectText(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,3 +1,5 @@
+import { jsonObjectText } from '../forms.js';
+
 /** A stretch of a word diff: kept, only in the current reply, or only in the candidate's. */
 export interface DiffPart {
   kind: 'same' | 'removed' | 'added';
@@ -94,18 +96,8 @@ export function jsonObjects(
   current: string,
   candidate: string,
 ): [Record<string, unknown>, Record<string, unknown>] | undefined {
-  const parse = (text: string) => {
-    try {
-      const value: unknown = JSON.parse(text);
-      return value !== null && typeof value === 'object' && !Array.isArray(value)
-        ? (value as Record<string, unknown>)
-        : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const a = parse(current);
-  const b = parse(candidate);
+  const a = jsonObjectText(current);
+  const b = jsonObjectText(candidate);
   return a && b ? [a, b] : undefined;
 }
 

@@ -11,7 +11,7 @@ import {
   type ToolKind,
 } from '../../tools/tool-schemas.js';
 import type { PanelServices } from '../panel-services.js';
-import { fieldErrors, textareaText, type FieldErrors } from '../forms.js';
+import { fieldErrors, jsonObjectText, textareaText, type FieldErrors } from '../forms.js';
 import { formField, signedIn, workspaceId } from '../panel-auth.js';
 
 /** The tool form as typed: every member a text field, parsed only when saved. */
@@ -145,7 +145,7 @@ export function toolPages(ctx: PanelServices): Router {
     const input = textareaText(formField(req.body, 'input')).trim() || '{}';
     let given: Record<string, unknown> | undefined;
     if (tool.kind === 'http') {
-      given = jsonObject(input);
+      given = jsonObjectText(input);
       if (!given) {
         return showEdit(res, tool, { input, refused: invalid({ input: 'must be a JSON object' }) });
       }
@@ -245,7 +245,7 @@ function toolBody(form: ToolForm): ToolBody {
       .filter(Boolean);
     return { value: { ...common, allowed_tools: allowed }, headers };
   }
-  const schema = jsonObject(form.input_schema);
+  const schema = jsonObjectText(form.input_schema);
   if (!schema) return { error: { input_schema: 'must be a JSON object (a JSON Schema)' } };
   return { value: { ...common, method: form.method, input_schema: schema }, headers };
 }
@@ -261,17 +261,6 @@ function headerLines(text: string): Record<string, string> | undefined | string 
     headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
   }
   return headers;
-}
-
-function jsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === 'object' && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
 
 /** A form shown again: its status, and the messages beside its fields (`form`: above it). */
