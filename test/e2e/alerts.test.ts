@@ -6,8 +6,7 @@ import {
   NOT_RUN,
   hasChromium,
   launchChromium,
-  signIn,
-  watchForProblems,
+  signedInPage,
   checkVisitedPages,
 } from './browser.js';
 
@@ -25,13 +24,7 @@ describe.skipIf(!hasChromium)('the Alerts page in a real browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    const context = await browser.newContext({
-      baseURL: app.baseUrl,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-    watchForProblems(page, problems);
-    await signIn(page);
+    page = await signedInPage(browser, app.baseUrl, problems);
   });
 
   it('makes an alert with only the chosen fields shown, tests it and turns it off', async () => {

@@ -145,3 +145,16 @@ export async function signIn(page: Page): Promise<void> {
   await page.fill('input[name=password]', ADMIN_PASSWORD);
   await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
 }
+
+/** A page in a context of its own at 1280×900 on the app, its problems collected, signed in. */
+export async function signedInPage(
+  browser: Browser,
+  baseURL: string,
+  problems: string[],
+): Promise<Page> {
+  const context = await browser.newContext({ baseURL, viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  watchForProblems(page, problems);
+  await signIn(page);
+  return page;
+}

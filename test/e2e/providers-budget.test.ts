@@ -11,8 +11,7 @@ import {
   NOT_RUN,
   hasChromium,
   launchChromium,
-  signIn,
-  watchForProblems,
+  signedInPage,
   checkVisitedPages,
 } from './browser.js';
 
@@ -52,13 +51,7 @@ describe.skipIf(!hasChromium)('providers, fallbacks, cost and budget in a real b
         .expect(200);
     }
 
-    const context = await browser.newContext({
-      baseURL: app.baseUrl,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-    watchForProblems(page, problems);
-    await signIn(page);
+    page = await signedInPage(browser, app.baseUrl, problems);
   });
 
   async function addProvider(name: string, kind: string, baseUrl: string, key: string) {

@@ -7,8 +7,7 @@ import {
   NOT_RUN,
   hasChromium,
   launchChromium,
-  signIn,
-  watchForProblems,
+  signedInPage,
   checkVisitedPages,
 } from './browser.js';
 
@@ -26,13 +25,7 @@ describe.skipIf(!hasChromium)('the Tools page in a real browser', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    const context = await browser.newContext({
-      baseURL: app.baseUrl,
-      viewport: { width: 1280, height: 900 },
-    });
-    page = await context.newPage();
-    watchForProblems(page, problems);
-    await signIn(page);
+    page = await signedInPage(browser, app.baseUrl, problems);
   });
 
   it('adds an MCP server with only its fields shown, and lists what it offers', async () => {
