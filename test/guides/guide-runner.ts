@@ -1,5 +1,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Runs a guide of docs/guides/ as a reader would: its ```sh blocks in order, in one bash
@@ -51,6 +54,8 @@ export interface GuideRunOptions {
   replace?: [string, string][];
   /** Variables set by the commands to read back after the run. */
   keep?: string[];
+  /** Files the page tells the reader to save (name → text), in the folder the commands run in. */
+  files?: Record<string, string>;
   /** Called again and again while the commands run: the test drives the workers. */
   meanwhile?: () => Promise<unknown>;
 }
@@ -63,24 +68,25 @@ export function guideBlocks(page: string): GuideBlock[] {
   }));
 }
 
+/** The page's ```json blocks, in order: what the reader saves to a file. */
+export function guideJsonBlocks(page: string): string[] {
+  const text = readFileSync(`docs/guides/${page}`, 'utf8');
+  return [...text.matchAll(/^```json\n([\s\S]*?)^```$/gm)].map(([, body = '']) => body);
+}
+
 const quoted = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /** The script a run executes: the blocks (variables set, outside addresses replaced). */
 export function guideScript(page: string, options: GuideRunOptions): string {
-  const blocks = guideBlocks(page);
-  let script = blocks
-    .map((block, index) => {
-      let body = block.skipped ? ':' : block.text;
-      if (index === 0) {
-        for (const [name, value] of Object.entries(options.variables)) {
-          const line = new RegExp(`^${name}=.*$`, 'm');
-          if (!line.test(body)) throw new Error(`${page}: its first block sets no ${name}`);
-          body = body.replace(line, () => `${name}=${quoted(value)}`);
-        }
-      }
-      return `printf '\\n::block ${index}::\\n'\n${body}\n`;
-    })
-    .join('');
+  const bodies = guideBlocks(page).map((block) => (block.skipped ? ':' : block.text));
+  // each variable is set where the page first sets it (most pages: their first block)
+  for (const [name, value] of Object.entries(options.variables)) {
+    const line = new RegExp(`^${name}=.*$`, 'm');
+    const index = bodies.findIndex((body) => line.test(body));
+    if (index < 0) throw new Error(`${page}: no block sets ${name}`);
+    bodies[index] = (bodies[index] ?? '').replace(line, () => `${name}=${quoted(value)}`);
+  }
+  let script = bodies.map((body, index) => `printf '\\n::block ${index}::\\n'\n${body}\n`).join('');
   for (const [from, to] of options.replace ?? []) {
     if (!script.includes(from)) throw new Error(`${page}: no "${from}" to replace`);
     script = script.replaceAll(from, to);
@@ -96,7 +102,24 @@ export function guideScript(page: string, options: GuideRunOptions): string {
 
 export async function runGuide(page: string, options: GuideRunOptions): Promise<GuideRun> {
   const script = guideScript(page, options);
+  const cwd = options.files ? await mkdtemp(join(tmpdir(), 'hookprompt-guide-')) : undefined;
+  try {
+    for (const [name, text] of Object.entries(options.files ?? {}))
+      await writeFile(join(cwd as string, name), text);
+    return await runScript(page, script, options, cwd);
+  } finally {
+    if (cwd) await rm(cwd, { recursive: true, force: true });
+  }
+}
+
+async function runScript(
+  page: string,
+  script: string,
+  options: GuideRunOptions,
+  cwd: string | undefined,
+): Promise<GuideRun> {
   const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+    cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -1,6 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
+import { nowSeconds, SIGNERS } from '../support/signers.js';
 import { FAKE_ANTHROPIC_KEY } from '../support/fake-anthropic-server.js';
 import { fakeReplyTo } from '../support/fake-ai-server.js';
 import {
@@ -12,6 +13,7 @@ import {
 import {
   canRunGuides,
   guideBlocks,
+  guideJsonBlocks,
   failedApiCalls,
   GUIDES_NOT_RUN,
   jsonObjects,
@@ -258,6 +260,59 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
     expect(asked[1]?.prompt).toBe('Order 1042');
     const event = (await api(`/events/${answer.event_id as string}`).expect(200)).body;
     expect(event).toMatchObject({ model: 'llama3.2', cost_usd: 0 });
+  });
+
+  it('chat-bots: makes both bots from the saved JSON, registers Telegram, and each answers', async () => {
+    const [telegramBot = '', slackBot = ''] = guideJsonBlocks('chat-bots.md');
+    const token = '123456:ABC-your-bot-token';
+    chats.telegramTokens.add(token);
+    chats.slackTokens.add('xoxb-your-bot-token');
+    const result = await run('chat-bots.md', {
+      variables: { TELEGRAM_BOT_TOKEN: token },
+      files: { 'telegram-bot.json': telegramBot, 'slack-bot.json': slackBot },
+      replace: [['https://api.telegram.org', chats.env.TELEGRAM_API_URL as string]],
+      keep: ['WEBHOOK_URL'],
+    });
+
+    expect(statusesOf(result, 'POST', /^\/api\/v1\/channels$/)).toEqual([201, 201]);
+    const slackUrl = result.printed(3).trim();
+    const bots = (await api('/channels').expect(200)).body.data as ChannelJson[];
+    const urlOf = (name: string) => bots.find((bot) => bot.name === name)?.webhook_url;
+    expect([urlOf('Telegram bot'), urlOf('Slack bot')]).toEqual([
+      result.vars.WEBHOOK_URL,
+      slackUrl,
+    ]);
+    // Telegram now sends each message where the page told it to, with the page's secret
+    const hook = chats.telegramWebhooks.get(token);
+    expect(hook).toEqual({ url: result.vars.WEBHOOK_URL, secret_token: 'a-long-random-string' });
+    const sent = await driver.sendEvent(
+      hook?.url ?? '',
+      {
+        update_id: 1,
+        message: {
+          message_id: 7,
+          from: { id: 9, is_bot: false },
+          chat: { id: 555 },
+          text: 'Hi bot',
+        },
+      },
+      { headers: { 'X-Telegram-Bot-Api-Secret-Token': hook?.secret_token ?? '' } },
+    );
+    expect(sent.status).toBe(200);
+    await eventually(async () => {
+      await workersOnce();
+      return chats.of('telegram').some((message) => message.to === '555');
+    });
+    expect(chats.of('telegram').find((message) => message.to === '555')).toMatchObject({
+      thread: '7',
+      text: fakeReplyTo('Hi bot'),
+    });
+    // Slack's check of the Request URL passes at once
+    const slack = SIGNERS.find((signer) => signer.scheme === 'slack');
+    const handshake = JSON.stringify({ type: 'url_verification', challenge: 'c-7' });
+    const headers = await slack?.sign(handshake, "the app's signing secret", nowSeconds());
+    const answer = await driver.sendEvent(slackUrl, handshake, { headers });
+    expect(answer.body).toEqual({ challenge: 'c-7' });
   });
 
   it('anthropic-with-fallback: Anthropic overloaded, the OpenAI fallback answers, each call priced', async () => {

@@ -34,6 +34,8 @@ export class FakeChats {
   requests = 0;
   readonly slackTokens = new Set<string>();
   readonly telegramTokens = new Set<string>();
+  /** Where each bot's updates go, as `setWebhook` was told (bot token → url and secret). */
+  readonly telegramWebhooks = new Map<string, { url: string; secret_token?: string }>();
   /** Webhook paths that exist (`/slack-hooks/...`, `/discord/...`, `/teams/...`). */
   readonly webhookPaths = new Set<string>();
   /** Fails this share of requests (0..1) with a 500 / 429, deterministically, before reading them. */
@@ -108,6 +110,8 @@ export class FakeChats {
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(text);
     };
     if (!kind || req.method !== 'POST') return answer(404, { error: 'not found' });
+    const setWebhook = /^\/telegram\/bot([^/]+)\/setWebhook$/.exec(url.pathname);
+    if (setWebhook) return answer(...this.setTelegramWebhook(setWebhook[1] ?? '', req, chunks));
     const scripted = this.scripts.get(kind)?.shift();
     if (scripted && scripted !== 'pass')
       return answer(scripted.status, scripted.body ?? '', scripted.headers);
@@ -121,6 +125,29 @@ export class FakeChats {
     }
     const [status, reply] = this.read(kind, url, req, body);
     answer(status, reply);
+  }
+
+  /** Telegram's `setWebhook`, its parameters form-encoded (as curl -d sends them) or JSON. */
+  private setTelegramWebhook(
+    encodedToken: string,
+    req: IncomingMessage,
+    chunks: Buffer[],
+  ): [number, unknown] {
+    const token = decodeURIComponent(encodedToken);
+    if (!this.telegramTokens.has(token))
+      return [401, { ok: false, error_code: 401, description: 'Unauthorized' }];
+    const text = Buffer.concat(chunks).toString('utf8');
+    const params = req.headers['content-type']?.startsWith('application/json')
+      ? new URLSearchParams(JSON.parse(text) as Record<string, string>)
+      : new URLSearchParams(text);
+    const url = params.get('url');
+    if (!url?.startsWith('https://') && !url?.startsWith('http://'))
+      return [400, { ok: false, error_code: 400, description: 'Bad Request: bad webhook' }];
+    this.telegramWebhooks.set(token, {
+      url,
+      secret_token: params.get('secret_token') ?? undefined,
+    });
+    return [200, { ok: true, result: true, description: 'Webhook was set' }];
   }
 
   private read(
