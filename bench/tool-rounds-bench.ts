@@ -27,6 +27,7 @@ import type { CallTarget } from '../src/ai/fallback-runner.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { HttpToolRunner } from '../src/tools/http-tool-runner.js';
 import { Toolbox } from '../src/tools/toolbox.js';
+import { ToolListCache } from '../src/tools/tool-list-cache.js';
 import { askAttempt, type AttemptTools, type ReadyRequest } from '../src/worker/event-request.js';
 
 /** A tool as the toolbox opens it (the tools room's row, read here through the toolbox). */
@@ -142,7 +143,7 @@ async function toolsFor(
   metrics: Metrics,
 ): Promise<AttemptTools> {
   return {
-    toolbox: await Toolbox.open([row], http, true),
+    toolbox: await Toolbox.open([row], http, new ToolListCache(), true),
     guard: undefined,
     eventId: '42',
     trial: false,

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { OfferedTool } from '../ai/tool-protocol.js';
 import type { HttpToolRunner } from './http-tool-runner.js';
 import { McpSession } from './mcp-tool-runner.js';
+import type { ToolListCache } from './tool-list-cache.js';
 import { resultText, type ToolOutcome } from './tool-runner.js';
 import type { ToolRow } from './tools-repo.js';
 
@@ -35,12 +36,14 @@ export class Toolbox {
   ) {}
 
   /**
-   * Opens the tools of `rows`: each `mcp` server's session and its tool list, concurrently.
-   * Rejects with a message naming the tool whose server could not be listed.
+   * Opens the tools of `rows`: each `mcp` server's session and its tool list (from `lists` when
+   * listed lately), concurrently. Rejects with a message naming the tool whose server could not
+   * be listed.
    */
   static async open(
     rows: readonly ToolRow[],
     http: HttpToolRunner,
+    lists: ToolListCache,
     allowPrivate: boolean,
   ): Promise<Toolbox> {
     const sessions = new Map<string, McpSession>();
@@ -50,7 +53,7 @@ export class Toolbox {
       mcp.map(async (row) => {
         const session = await McpSession.open(row, allowPrivate);
         sessions.set(row.id, session);
-        listed.set(row.id, await session.listTools());
+        listed.set(row.id, await lists.get(row, () => session.listTools()));
       }),
     );
     const failed = opened.findIndex((result) => result.status === 'rejected');

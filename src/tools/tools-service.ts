@@ -11,6 +11,7 @@ import { requireRoom } from '../workspaces/workspace-limits.js';
 import { HttpToolRunner } from './http-tool-runner.js';
 import { McpToolRunner } from './mcp-tool-runner.js';
 import { toolErrors } from './tool-errors.js';
+import { ToolListCache } from './tool-list-cache.js';
 import type { ToolRunners, ToolTest } from './tool-runner.js';
 import { Toolbox } from './toolbox.js';
 import type { CreateTool, ToolKind, ToolMethod, UpdateTool } from './tool-schemas.js';
@@ -54,6 +55,8 @@ export class ToolsService {
   private readonly runners: ToolRunners;
   /** The worker's calls of `http` tools (its connections kept alive between calls). */
   private readonly httpCalls: HttpToolRunner;
+  /** The MCP servers' tool lists the worker read lately. */
+  private readonly toolLists = new ToolListCache();
 
   constructor(
     private readonly db: Database,
@@ -74,7 +77,7 @@ export class ToolsService {
    */
   async openToolbox(workspaceId: string, names: readonly string[]): Promise<Toolbox> {
     const rows = await repo.findToolsByName(this.db, this.secrets, workspaceId, names);
-    return Toolbox.open(rows, this.httpCalls, this.options.allowPrivate);
+    return Toolbox.open(rows, this.httpCalls, this.toolLists, this.options.allowPrivate);
   }
 
   /** Closes the worker's connections to tools (shutdown). */

@@ -79,6 +79,8 @@ export class ToolEndpoint {
  */
 export class McpTestServer {
   readonly requests: { method: string; headers: http.IncomingHttpHeaders }[] = [];
+  /** The JSON-RPC methods clients asked for (`initialize`, `tools/list`, …), in order. */
+  readonly rpcMethods: string[] = [];
   /** The `tools/call`s the server ran: the tool's name and its arguments. */
   readonly called: { name: string; arguments: Record<string, unknown> }[] = [];
   private readonly sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -121,10 +123,24 @@ export class McpTestServer {
       );
       transport = created;
     }
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, await this.readRpc(req));
+  }
+
+  /** A POST's JSON-RPC message (or batch), its methods recorded, for the transport to handle. */
+  private async readRpc(req: http.IncomingMessage): Promise<unknown> {
+    if (req.method !== 'POST') return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    for (const message of Array.isArray(body) ? body : [body]) {
+      const { method } = message as { method?: unknown };
+      if (typeof method === 'string') this.rpcMethods.push(method);
+    }
+    return body;
   }
 
   reset(): void {
+    this.rpcMethods.length = 0;
     this.requests.length = 0;
     this.called.length = 0;
   }
