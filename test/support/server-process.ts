@@ -31,6 +31,8 @@ export interface ServerProcessOptions {
   port?: number;
   /** Never read the process's stdout and stderr: its pipes fill up, like a reader that stopped. */
   unreadOutput?: boolean;
+  /** How long it may take to answer (30 s): longer for a command that migrates first. */
+  answerWithinMs?: number;
 }
 
 /** The node flag that runs TypeScript, usable from any working directory. */
@@ -74,7 +76,7 @@ export async function startServerProcess(
   killAtExit(child, exited);
 
   try {
-    await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output);
+    await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output, options.answerWithinMs);
   } catch (error) {
     // A process that never answered is no test's to stop: end it here, or it outlives the run.
     child.kill('SIGKILL');
@@ -111,10 +113,11 @@ async function waitUntilAnswering(
   url: string,
   exited: Promise<unknown>,
   output: () => string,
+  withinMs = 30_000,
 ): Promise<void> {
   let ended = false;
   void exited.then(() => (ended = true));
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + withinMs;
   while (Date.now() < deadline) {
     if (ended) throw new Error(`server process exited during start-up:\n${output()}`);
     try {
@@ -124,5 +127,5 @@ async function waitUntilAnswering(
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  throw new Error(`server did not answer within 30 s:\n${output()}`);
+  throw new Error(`server did not answer within ${withinMs / 1000} s:\n${output()}`);
 }
