@@ -39,3 +39,28 @@ export function imageSources(payload: JsonValue, paths: readonly string[]): Imag
   }
   return sources.slice(0, MAX_IMAGES);
 }
+
+/** Paths the channel editor offers at most (a payload may hold many URLs). */
+const MAX_OFFERED = 50;
+
+/**
+ * The `payload.<path>`s of a payload whose values are image URLs or lists holding some: what the
+ * channel editor offers for `ai.images`, read from the channel's last payload. Document order.
+ */
+export function imagePathsIn(payload: JsonValue): string[] {
+  const found: string[] = [];
+  const walk = (value: JsonValue, path: string, depth: number) => {
+    if (found.length >= MAX_OFFERED || depth > 20) return;
+    if (isImageUrl(value) || (Array.isArray(value) && value.some((item) => isImageUrl(item)))) {
+      found.push(path);
+    } else if (value instanceof Map) {
+      for (const [key, inner] of value) walk(inner, `${path}.${key}`, depth + 1);
+    } else if (Array.isArray(value)) {
+      (value as JsonValue[]).forEach((inner, i) => walk(inner, `${path}.${i}`, depth + 1));
+    }
+  };
+  if (payload instanceof Map) {
+    for (const [key, value] of payload) walk(value, `payload.${key}`, 1);
+  }
+  return found;
+}

@@ -49,6 +49,7 @@ describe('channel ai settings in the API', () => {
       tools: [],
       max_tool_rounds: 4,
       prompt_cache: '5m',
+      images: [],
       redact: null,
       restore: null,
       spotlight: null,
