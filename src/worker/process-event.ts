@@ -22,7 +22,7 @@ import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableRejectedReply, storableText } from './storable-text.js';
 import { keptToolCalls, type ToolCallRecord } from './tool-rounds.js';
 import type { ChatParent } from '../tracing/tracing.js';
-import { saveAttachments } from '../attachments/attachments-repo.js';
+import { saveAttachments } from './queue-attachments.js';
 import {
   attachmentFailureMessage,
   fetchAttachments,

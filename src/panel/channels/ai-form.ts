@@ -176,8 +176,8 @@ export async function parseAiForm(
         : name === 'images'
           ? imageField(form, index)
           : name === 'fallbacks'
-          ? (`fallback_${member === 'model' ? 'model' : 'provider'}_${Number(index) + 1}` as keyof AiForm)
-          : (String(name) as keyof AiForm);
+            ? (`fallback_${member === 'model' ? 'model' : 'provider'}_${Number(index) + 1}` as keyof AiForm)
+            : (String(name) as keyof AiForm);
     errors[AI_FIELD(field)] ??= issue.message;
   }
   return { errors };

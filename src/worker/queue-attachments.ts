@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import type { Attachment } from './event-attachments.js';
+import type { Attachment } from '../attachments/event-attachments.js';
 
 /**
  * Stores what became of an event's images, while this worker still holds it (matched on
