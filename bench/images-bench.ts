@@ -120,6 +120,7 @@ async function manyEvents(origin: string, concurrency: number): Promise<void> {
     entry: { nodeArgs: ['--import', 'tsx', 'src/main.ts'] },
     databaseUrl: database.url,
     logFile,
+    startWithinMs: 180_000,
     env: {
       ROLE: 'all',
       ...ai.env,
@@ -178,16 +179,26 @@ async function manyEvents(origin: string, concurrency: number): Promise<void> {
   }
 }
 
+/** The process's resident memory; 0 once it has exited (the run then says so by what it lost). */
 function rss(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return 0;
+  }
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
 }
 
-const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(0);
+function mb(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(0);
+}
 
 function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 }
 
-const median = (values: number[]) => quantile(values, 0.5);
+function median(values: number[]): number {
+  return quantile(values, 0.5);
+}
