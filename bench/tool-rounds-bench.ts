@@ -114,6 +114,7 @@ function setUp(ports: { model: number; tool: number }) {
     request: { prompt: 'Ticket: where is my order A1?', history: [], model: 'fake' },
     settings: { ...DEFAULT_AI_SETTINGS, tools: ['lookup'] },
     guard: undefined,
+    images: [],
     missing: [],
     inputTruncated: false,
   };

@@ -20,6 +20,8 @@ export interface HookpromptOptions {
   env?: Record<string, string>;
   /** Further channel settings (verification, dedup...) for the benchmark channel. */
   channel?: Record<string, unknown>;
+  /** How long it may take to answer at all (default 30 s; sources through tsx on a busy machine take longer). */
+  startWithinMs?: number;
 }
 
 export interface RunningHookprompt {
@@ -61,6 +63,7 @@ export async function startHookprompt(options: HookpromptOptions): Promise<Runni
     nodeArgs: [...(options.nodeFlags ?? []), ...options.entry.nodeArgs],
     logFile: options.logFile,
     env: hookpromptEnv(options.databaseUrl, apiKey, options.env),
+    startWithinMs: options.startWithinMs,
   });
   try {
     const api = async (method: string, path: string, body: unknown) => {

@@ -7,6 +7,15 @@ export interface HistoryTurn {
   reply: string;
 }
 
+/**
+ * An image sent with the prompt: its media type and its bytes in base64, as both provider kinds
+ * take it inline (src/attachments/ fetched and checked it).
+ */
+export interface ChatImage {
+  media_type: string;
+  data: string;
+}
+
 /** Everything one AI call is made of; optional members are left to the provider's defaults. */
 export interface AiRequest {
   prompt: string;
@@ -23,6 +32,8 @@ export interface AiRequest {
   promptCache?: PromptCache;
   /** OpenAI's `prompt_cache_key`: requests sharing it share the cache (one per channel). */
   cacheKey?: string;
+  /** Images sent with the prompt (not with the history), in the order of the channel's paths. */
+  images?: readonly ChatImage[];
   /** The tools offered and the rounds so far (tool-protocol.ts); absent, none are offered. */
   toolUse?: ToolOffer;
 }

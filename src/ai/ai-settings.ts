@@ -7,6 +7,7 @@ import {
 } from '../guardrails/guard-settings.js';
 import { replySchemas } from '../reply-schema/checker-pool.js';
 import { schemaLimitProblem } from '../reply-schema/schema-limits.js';
+import { parseConditionPath } from '../conditions/condition-paths.js';
 
 /** How a reply must be shaped: free text, any JSON object, or JSON valid against a schema. */
 export type ResponseFormat = 'text' | 'json' | { json_schema: Record<string, unknown> | boolean };
@@ -43,6 +44,9 @@ export const DEFAULT_MAX_TOOL_ROUNDS = 4;
 export const PROMPT_CACHES = ['off', '5m', '1h'] as const;
 export type PromptCache = (typeof PROMPT_CACHES)[number];
 
+/** Payload paths a channel may name images at (`ai.images`); also the images one event sends. */
+export const MAX_IMAGES = 4;
+
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
@@ -66,6 +70,8 @@ export interface AiSettings extends GuardSettings {
   tools: string[];
   max_tool_rounds: number;
   prompt_cache: PromptCache;
+  /** `payload.<path>`s whose URLs are images sent with the prompt (src/attachments/). */
+  images: string[];
 }
 
 export const AI_SETTING_NAMES = [
@@ -81,6 +87,7 @@ export const AI_SETTING_NAMES = [
   'tools',
   'max_tool_rounds',
   'prompt_cache',
+  'images',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -97,6 +104,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   tools: Object.freeze([]) as unknown as string[],
   max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
   prompt_cache: '5m',
+  images: Object.freeze([]) as unknown as string[],
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -147,8 +155,18 @@ export const aiSettingsInputSchema = z.strictObject({
     .nullish(),
   max_tool_rounds: z.number().int().min(1).max(10).nullish(),
   prompt_cache: z.enum(PROMPT_CACHES).nullish(),
+  images: z
+    .array(z.string().trim().superRefine(payloadPathProblem))
+    .max(MAX_IMAGES, `must list at most ${MAX_IMAGES} paths`)
+    .nullish(),
   ...guardSettingsInputShape,
 });
+
+/** An image path names a field of the payload, as `accept_when` does: `payload.<path>`. */
+function payloadPathProblem(path: string, ctx: z.RefinementCtx): void {
+  const parsed = parseConditionPath(path, ['payload']);
+  if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', message: parsed });
+}
 
 export type AiSettingsInput = z.infer<typeof aiSettingsInputSchema>;
 
@@ -157,7 +175,7 @@ export function mergeAiSettings(
   current: AiSettings,
   input: AiSettingsInput | null | undefined,
 ): AiSettings {
-  if (input === null) return { ...DEFAULT_AI_SETTINGS, fallbacks: [], tools: [] };
+  if (input === null) return { ...DEFAULT_AI_SETTINGS, fallbacks: [], tools: [], images: [] };
   if (input === undefined) return current;
   const next: AiSettings = { ...current };
   for (const name of AI_SETTING_NAMES) {
@@ -166,6 +184,7 @@ export function mergeAiSettings(
   }
   if (input.provider === null) next.provider = DEFAULT_PROVIDER;
   if (input.tools === null) next.tools = [];
+  if (input.images === null) next.images = [];
   if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
   if (input.prompt_cache === null) next.prompt_cache = DEFAULT_AI_SETTINGS.prompt_cache;
   if (input.fallbacks === null) next.fallbacks = [];

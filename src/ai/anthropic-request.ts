@@ -34,7 +34,7 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
     messages.push({ role: 'assistant', content: turn.reply });
   }
   const lastTurn = messages.at(-1);
-  messages.push({ role: 'user', content: request.prompt });
+  messages.push({ role: 'user', content: promptContent(request) });
   if (request.toolUse) messages.push(...toolRoundMessages(request.toolUse));
   const body: Record<string, unknown> = {
     model,
@@ -71,6 +71,18 @@ export function messagesBody(request: AiRequest, model: string): Record<string, 
     body.tool_choice = { type: 'tool', name: REPLY_TOOL };
   }
   return body;
+}
+
+/** The prompt as text, or, with images, each image as a base64 block followed by its text. */
+function promptContent(request: AiRequest): Message['content'] {
+  if (!request.images?.length) return request.prompt;
+  return [
+    ...request.images.map((image) => ({
+      type: 'image',
+      source: { type: 'base64', media_type: image.media_type, data: image.data },
+    })),
+    { type: 'text', text: request.prompt },
+  ];
 }
 
 /** Anthropic's `cache_control` for the channel's prompt caching; undefined when it is off. */

@@ -2,8 +2,13 @@ import type { AiRequest } from './ai-provider.js';
 import type { ResponseFormat } from './ai-settings.js';
 import type { ToolOffer } from './tool-protocol.js';
 
+/** A part of a user message that carries images: the prompt's text, or one image. */
+type ContentPart =
+  { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
 type ChatMessage =
-  | { role: 'system' | 'user'; content: string }
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ContentPart[] }
   | { role: 'assistant'; content: string | null; tool_calls?: OpenAiToolCall[] }
   | { role: 'tool'; tool_call_id: string; content: string };
 
@@ -25,7 +30,7 @@ export function chatCompletionBody(request: AiRequest, model: string): Record<st
     messages.push({ role: 'user', content: turn.prompt });
     messages.push({ role: 'assistant', content: turn.reply });
   }
-  messages.push({ role: 'user', content: request.prompt });
+  messages.push({ role: 'user', content: promptContent(request) });
   if (request.toolUse) messages.push(...toolRoundMessages(request.toolUse));
   const body: Record<string, unknown> = { model, messages };
   if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -46,6 +51,18 @@ export function chatCompletionBody(request: AiRequest, model: string): Record<st
     body.tool_choice = request.toolUse.choice;
   }
   return body;
+}
+
+/** The prompt as text, or, with images, its text followed by each image as a data URL. */
+function promptContent(request: AiRequest): string | ContentPart[] {
+  if (!request.images?.length) return request.prompt;
+  return [
+    { type: 'text', text: request.prompt },
+    ...request.images.map((image) => ({
+      type: 'image_url' as const,
+      image_url: { url: `data:${image.media_type};base64,${image.data}` },
+    })),
+  ];
 }
 
 /** Each round: the assistant message with its calls, then one `tool` message per call. */

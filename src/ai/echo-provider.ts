@@ -36,12 +36,16 @@ function echoText(request: AiRequest, model: string | null): string {
   const prompt = cut(request.prompt);
   const system = request.system ? cut(request.system) : null;
   const history = request.history.length;
+  const images = (request.images ?? []).map(
+    (image) => `${image.media_type}, ${Buffer.byteLength(image.data, 'base64')} bytes`,
+  );
   if (asksForJson(request.responseFormat)) {
     return JSON.stringify({
       echo: 'no AI model configured',
       model,
       system_prompt: system,
       history,
+      ...(images.length ? { images } : {}),
       prompt,
     });
   }
@@ -50,6 +54,9 @@ function echoText(request: AiRequest, model: string | null): string {
     system === null ? undefined : `system prompt “${system}”`,
     history > 0
       ? `${history} earlier ${history === 1 ? 'exchange' : 'exchanges'} of the thread`
+      : undefined,
+    images.length
+      ? `${images.length === 1 ? 'an image' : `${images.length} images`} (${images.join('; ')})`
       : undefined,
   ].filter((part) => part !== undefined);
   const report = sent.length ? ` Would have sent ${sent.join('; ')}.` : '';

@@ -2,6 +2,7 @@ import type { TokenUsage } from '../ai/ai-provider.js';
 import type { AiCall } from '../ai/fallback-runner.js';
 import type { EventStatus } from './event-states.js';
 import type { EventRow, EventToolCall } from './event-row.js';
+import type { Attachment } from '../attachments/event-attachments.js';
 
 /** An event as the API and Brain Logs show it. */
 export interface EventJson {
@@ -40,6 +41,8 @@ export interface EventJson {
   calls: AiCall[];
   /** The tool calls of the current outcome, oldest first: the last 50. */
   tool_calls: EventToolCall[];
+  /** The images the payload named at the channel's `ai.images` paths, and what became of each. */
+  attachments: Attachment[];
   /** How long the last successful AI call took, in milliseconds. */
   latency_ms: number | null;
   /**
@@ -119,6 +122,7 @@ export function toEventJson(row: EventRow, found?: EventDeliveries): EventJson {
     usage: row.usage,
     calls: row.calls ?? [],
     tool_calls: row.tool_calls ?? [],
+    attachments: row.attachments ?? [],
     latency_ms: row.latency_ms,
     cost_usd: row.cost_usd,
     thread_key: row.thread_key,

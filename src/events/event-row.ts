@@ -1,5 +1,6 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
 import type { AiCall } from '../ai/fallback-runner.js';
+import type { Attachment } from '../attachments/event-attachments.js';
 
 /** One tool call of an event as stored and shown (`tool_calls`). */
 export interface EventToolCall {
@@ -38,6 +39,8 @@ export interface EventRow {
   calls: AiCall[];
   /** The tool calls of the current outcome (src/worker/tool-rounds.ts), oldest first. */
   tool_calls?: EventToolCall[];
+  /** The images the payload named and what became of each (src/attachments/). */
+  attachments?: Attachment[];
   latency_ms: number | null;
   /** USD, as float8 (stored as an exact numeric). */
   cost_usd: number | null;
@@ -62,6 +65,6 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  provider, model, usage, calls, tool_calls, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
+  provider, model, usage, calls, tool_calls, attachments, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
   missing, input_truncated, redactions, history, change_seq, trace_id,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

@@ -36,7 +36,10 @@ export class AddressRefusedError extends Error {
  * refusals name its own setting, and only it.
  */
 export type PrivateAddressSetting =
-  'DELIVERY_ALLOW_PRIVATE' | 'PROVIDERS_ALLOW_PRIVATE' | 'TOOLS_ALLOW_PRIVATE';
+  | 'DELIVERY_ALLOW_PRIVATE'
+  | 'PROVIDERS_ALLOW_PRIVATE'
+  | 'TOOLS_ALLOW_PRIVATE'
+  | 'ATTACHMENTS_ALLOW_PRIVATE';
 
 /**
  * Which addresses one kind of outbound call may reach: any (`allowPrivate`), or public ones only,
@@ -51,6 +54,7 @@ const NEEDED_FOR: Record<PrivateAddressSetting, string> = {
   DELIVERY_ALLOW_PRIVATE: 'a receiver on the same machine or private network',
   PROVIDERS_ALLOW_PRIVATE: 'a model served on the same machine or private network',
   TOOLS_ALLOW_PRIVATE: 'a tool or MCP server on the same machine or private network',
+  ATTACHMENTS_ALLOW_PRIVATE: 'images served from the same machine or private network',
 };
 
 /** The setting refusals name; undefined when the policy lets every address through. */

@@ -176,6 +176,9 @@ const envSchema = z
     TELEGRAM_API_URL: httpUrl.default('https://api.telegram.org'),
     PROVIDERS_ALLOW_PRIVATE: boolean.optional(),
     TOOLS_ALLOW_PRIVATE: boolean.optional(),
+    ATTACHMENTS_ALLOW_PRIVATE: boolean.optional(),
+    ATTACHMENT_TIMEOUT_MS: integer(100, 600_000).default(10_000),
+    ATTACHMENT_MAX_BYTES: byteSize.default(bytes.parse('5mb') as number),
     ALLOW_PRIVATE_NETWORK: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
@@ -365,6 +368,15 @@ const configSchema = envSchema.transform((e) => ({
   tools: {
     /** Lets the workspaces' tools (`http` and `mcp` URLs) reach loopback and private addresses. */
     allowPrivate: privateAllowed(e, e.TOOLS_ALLOW_PRIVATE),
+  },
+  /** Images of the payload the worker fetches and sends with the prompt (src/attachments/). */
+  attachments: {
+    /** One image's limit, from name resolution to its last byte, redirects included. */
+    timeoutMs: e.ATTACHMENT_TIMEOUT_MS,
+    /** An image larger than this is refused (no more than this is read). */
+    maxBytes: e.ATTACHMENT_MAX_BYTES,
+    /** Lets image URLs reach loopback and private addresses. */
+    allowPrivate: privateAllowed(e, e.ATTACHMENTS_ALLOW_PRIVATE),
   },
   delivery: {
     /** One delivery attempt's limit, from name resolution to the end of the answer. */

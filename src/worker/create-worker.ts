@@ -8,6 +8,7 @@ import type { SpendLedger } from '../spend/spend-ledger.js';
 import { queueSettings } from '../queue/queue-settings.js';
 import type { WorkspaceProviders } from '../ai/call-targets.js';
 import { Worker, type WorkerOptions } from './worker.js';
+import { ImageFetcher } from '../attachments/image-fetcher.js';
 import type { ToolsService } from '../tools/tools-service.js';
 
 export interface WorkerDeps {
@@ -38,6 +39,7 @@ export function aiCallSettings(ctx: WorkerDeps) {
     ...queueSettings(config, 'ai call'),
     maxInputChars: config.ai.maxInputChars,
     defaultModel: config.ai.model,
+    imageFetcher: new ImageFetcher(config.attachments),
     pricesFor: (workspaceId: string, kind: string) => ctx.prices.pricesFor(workspaceId, kind),
     openToolbox: ctx.tools
       ? (workspaceId: string, names: readonly string[]) =>

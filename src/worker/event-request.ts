@@ -15,6 +15,8 @@ import { fitToInputLimit } from '../ai/input-limit.js';
 import type { Queryable } from '../db/database.js';
 import { EventGuard } from '../guardrails/event-guard.js';
 import { missingInTemplates, parsePayload, renderTemplate } from '../template/index.js';
+import { imageSources, type ImageSource } from '../attachments/image-sources.js';
+import type { ImageFetcher } from '../attachments/image-fetcher.js';
 import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { storableText } from './storable-text.js';
 import {
@@ -50,6 +52,8 @@ export interface RequestDeps {
   /** AI_MODEL, for channels that name none. */
   defaultModel?: string;
   pricesFor: (workspaceId: string, kind: string) => Promise<Prices>;
+  /** Fetches the images a channel's `ai.images` name (ATTACHMENT_*); without it none are sent. */
+  imageFetcher?: ImageFetcher;
   /** The tools a channel names, opened for one attempt (ToolsService.openToolbox). */
   openToolbox?: (workspaceId: string, names: readonly string[]) => Promise<Toolbox>;
 }
@@ -63,6 +67,8 @@ export interface ReadyRequest {
   missing: string[];
   /** Less than was rendered is sent (history turns dropped or text cut). */
   inputTruncated: boolean;
+  /** The images the payload names at the channel's `ai.images` paths, to be fetched. */
+  images: ImageSource[];
 }
 
 export type PreparedRequest =
@@ -86,8 +92,10 @@ export async function prepareRequest(
   const guard = EventGuard.of(settings);
   let request: AiRequest;
   let missing: string[];
+  let images: ImageSource[];
   try {
     const payload = parsePayload(event.payload);
+    images = imageSources(payload, settings.images);
     const system = settings.system_prompt ?? '';
     const wrap = guard?.wrapValue;
     request = {
@@ -137,6 +145,7 @@ export async function prepareRequest(
     guard,
     missing,
     inputTruncated: fitted.truncated || droppedTurns > 0,
+    images,
   };
 }
 

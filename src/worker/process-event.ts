@@ -22,6 +22,12 @@ import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableRejectedReply, storableText } from './storable-text.js';
 import { keptToolCalls, type ToolCallRecord } from './tool-rounds.js';
 import type { ChatParent } from '../tracing/tracing.js';
+import { saveAttachments } from './queue-attachments.js';
+import {
+  attachmentFailureMessage,
+  fetchAttachments,
+  type FetchedAttachments,
+} from '../attachments/event-attachments.js';
 
 export interface ProcessDeps extends RequestDeps {
   log: Logger;
@@ -120,6 +126,33 @@ export async function processEvent(
     return 'released';
   }
 
+  let ready = prepared;
+  if (prepared.images.length && deps.imageFetcher) {
+    let fetched: FetchedAttachments;
+    try {
+      fetched = await fetchAttachments(deps.imageFetcher, prepared.images, signal);
+    } catch (error) {
+      callEnded();
+      if (!signal.aborted) throw error;
+      log.info({ eventId }, 'event released: shutting down');
+      return (await releaseEvent(db, eventId, workerId)) ? 'released' : lost(deps, eventId);
+    }
+    if (!(await saveAttachments(db, eventId, workerId, fetched.attachments)))
+      return lost(deps, eventId);
+    const { failure } = fetched;
+    if (failure?.permanent) {
+      const error = attachmentFailureMessage(failure);
+      log.warn({ eventId, error }, 'event failed: an image could not be sent');
+      return finish({ status: 'failed', error });
+    }
+    if (failure) {
+      callEnded();
+      const passing = new AiError(attachmentFailureMessage(failure), true);
+      return failedCall(deps, event, attempts, passing, undefined, finish);
+    }
+    ready = { ...prepared, request: { ...prepared.request, images: fetched.images } };
+  }
+
   let toolbox: Toolbox | undefined;
   if (settings.tools.length && deps.openToolbox) {
     try {
@@ -147,7 +180,7 @@ export async function processEvent(
           redactionValues: guard?.sentValues() ?? null,
         }),
     };
-    asked = await askAttempt(prepared, targets, signal, chatParent, tools);
+    asked = await askAttempt(ready, targets, signal, chatParent, tools);
   } catch (error) {
     callEnded();
     if (!signal.aborted) throw error;

@@ -51,6 +51,7 @@ const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('s
       redactions = started.redactions::jsonb,
       redaction_values = started.redaction_values::jsonb,
       tool_calls = '[]',
+      attachments = '[]',
       locked_until = now() + $2::integer * interval '1 millisecond'
     from started
     where events.id = started.id and events.locked_by = $1 and events.status = 'processing'

@@ -50,6 +50,8 @@ export interface WorkerOptions extends QueueSettings {
   recordSpend: (call: SpentCall) => Promise<void>;
   /** Opens the tools a channel names for one attempt (ToolsService.openToolbox). */
   openToolbox?: RequestDeps['openToolbox'];
+  /** Fetches the images a channel's `ai.images` name (ATTACHMENT_*). */
+  imageFetcher?: RequestDeps['imageFetcher'];
 }
 
 /**
@@ -103,6 +105,7 @@ export class Worker {
       pricesFor: options.pricesFor,
       recordSpend: options.recordSpend,
       openToolbox: options.openToolbox,
+      imageFetcher: options.imageFetcher,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short
     // ready lease), and a claim is made only once that many are wanted: a claim for each finished

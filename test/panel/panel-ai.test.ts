@@ -44,6 +44,7 @@ describe('channel editor: AI section', () => {
       tools: [],
       max_tool_rounds: 4,
       prompt_cache: '1h',
+      images: [],
       redact: null,
       restore: null,
       spotlight: null,

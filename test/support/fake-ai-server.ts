@@ -28,6 +28,14 @@ export interface RecordedRequest {
   answeredAt?: number;
 }
 
+/** A message's text: the content itself, or its `text` part beside images. */
+function promptOf(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  const part = (content as { type?: unknown; text?: unknown }[]).find((p) => p?.type === 'text');
+  return typeof part?.text === 'string' ? part.text : undefined;
+}
+
 export const fakeReplyTo = (prompt: string | undefined) => `Fake model reply to: ${prompt}`;
 
 /**
@@ -119,7 +127,7 @@ export class FakeAiServer {
       path: req.url ?? '',
       headers: req.headers,
       body,
-      prompt: typeof content === 'string' ? content : undefined,
+      prompt: promptOf(content),
       receivedAt: performance.now(),
     };
     this.requests.push(request);

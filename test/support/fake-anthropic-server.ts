@@ -140,7 +140,7 @@ export class FakeAnthropicServer {
       path: req.url,
       headers: req.headers,
       body,
-      prompt: typeof last === 'string' ? last : undefined,
+      prompt: promptOf(last),
     };
     this.requests.push(request);
     for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
@@ -284,7 +284,7 @@ function contentProblem(content: unknown, role: 'user' | 'assistant'): string | 
   if (typeof content === 'string') return undefined;
   if (!Array.isArray(content) || content.length === 0)
     return 'Input should be a valid string or list';
-  const allowed = role === 'user' ? ['text', 'tool_result'] : ['text', 'tool_use'];
+  const allowed = role === 'user' ? ['text', 'image', 'tool_result'] : ['text', 'tool_use'];
   for (const block of content as {
     type?: unknown;
     id?: unknown;
@@ -295,11 +295,33 @@ function contentProblem(content: unknown, role: 'user' | 'assistant'): string | 
       return `a ${role} message cannot hold a "${String(block?.type)}" block`;
     const cacheProblem = cacheControlProblem(block.cache_control);
     if (cacheProblem) return cacheProblem;
+    if (block.type === 'image') {
+      const problem = imageProblem(block as { source?: unknown });
+      if (problem) return problem;
+    }
     if (block.type === 'tool_use' && typeof block.id !== 'string')
       return 'tool_use.id: Field required';
     if (block.type === 'tool_result' && typeof block.tool_use_id !== 'string')
       return 'tool_result.tool_use_id: Field required';
   }
+  return undefined;
+}
+
+/** A user message's text: the content itself, or its `text` block beside images. */
+function promptOf(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  const block = (content as { type?: unknown; text?: unknown }[]).find((b) => b?.type === 'text');
+  return typeof block?.text === 'string' ? block.text : undefined;
+}
+
+/** An `image` block as the API takes it: base64 data of an accepted media type. */
+function imageProblem(block: { source?: unknown }): string | undefined {
+  const source = block.source as { type?: unknown; media_type?: unknown; data?: unknown };
+  if (source?.type !== 'base64') return 'image.source.type: Input should be "base64"';
+  if (!['image/png', 'image/jpeg', 'image/gif', 'image/webp'].includes(source.media_type as string))
+    return 'image.source.media_type: Input should be a supported image type';
+  if (typeof source.data !== 'string' || !source.data) return 'image.source.data: Field required';
   return undefined;
 }
 

@@ -30,6 +30,11 @@ export interface AiForm {
   history: string;
   /** `off`, `5m` or `1h`. */
   prompt_cache: string;
+  /** Up to MAX_IMAGES `payload.<path>`s of images (empty: none). */
+  image_1: string;
+  image_2: string;
+  image_3: string;
+  image_4: string;
   /** The kinds checked, comma-separated. */
   redact: string;
   /** `on` when checked. */
@@ -75,6 +80,10 @@ export function aiFormOf(settings: AiSettings): AiForm {
     thread_key: settings.thread_key ?? '',
     history: settings.history === null ? '' : String(settings.history),
     prompt_cache: settings.prompt_cache,
+    image_1: settings.images[0] ?? '',
+    image_2: settings.images[1] ?? '',
+    image_3: settings.images[2] ?? '',
+    image_4: settings.images[3] ?? '',
     redact: (settings.redact ?? []).join(','),
     restore: settings.restore ? 'on' : '',
     spotlight: settings.spotlight ? 'on' : '',
@@ -98,6 +107,14 @@ export function postedAiForm(body: Record<string, unknown>, current: AiForm): Ai
 }
 
 const NUMBER = /^-?\d+(\.\d+)?$/;
+
+const IMAGE_FIELDS = ['image_1', 'image_2', 'image_3', 'image_4'] as const;
+
+/** The field of the image path an error names (an error of the whole list: the first field's). */
+function imageField(form: AiForm, index: unknown): keyof AiForm {
+  const filled = IMAGE_FIELDS.filter((name) => form[name].trim());
+  return typeof index === 'number' ? (filled[index] ?? 'image_1') : 'image_1';
+}
 
 /**
  * The `ai` change of a channel from the form, checked like the API checks it, or the errors to
@@ -142,6 +159,7 @@ export async function parseAiForm(
     thread_key: form.thread_key.trim() ? form.thread_key : null,
     history: number('history'),
     prompt_cache: form.prompt_cache || null,
+    images: IMAGE_FIELDS.map((name) => form[name].trim()).filter(Boolean),
     redact: form.redact ? form.redact.split(',').filter(Boolean) : null,
     restore: form.restore === 'on' ? true : null,
     spotlight: form.spotlight === 'on' ? true : null,
@@ -155,9 +173,11 @@ export async function parseAiForm(
     const field =
       name === 'response_format'
         ? 'json_schema'
-        : name === 'fallbacks'
-          ? (`fallback_${member === 'model' ? 'model' : 'provider'}_${Number(index) + 1}` as keyof AiForm)
-          : (String(name) as keyof AiForm);
+        : name === 'images'
+          ? imageField(form, index)
+          : name === 'fallbacks'
+            ? (`fallback_${member === 'model' ? 'model' : 'provider'}_${Number(index) + 1}` as keyof AiForm)
+            : (String(name) as keyof AiForm);
     errors[AI_FIELD(field)] ??= issue.message;
   }
   return { errors };

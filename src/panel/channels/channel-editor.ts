@@ -20,6 +20,7 @@ import { DESTINATION_KINDS } from '../../destinations/destination-schemas.js';
 import { KIND_NAMES } from '../../destinations/destination-label.js';
 import { can, formField, workspaceId } from '../panel-auth.js';
 import { SCHEME_CHOICES, SCHEME_FIELDS, senderFormOf, type SenderForm } from './sender-form.js';
+import { imagePathsIn } from '../../attachments/image-sources.js';
 import { previewTemplate, samplePayloadFor, type Preview } from './template-preview.js';
 
 export interface EditorForm {
@@ -69,7 +70,7 @@ export function channelEditor(ctx: PanelServices) {
   ) => {
     const sample = form.sample?.trim() ? form.sample : samplePayloadFor(form.template);
     const preview: Preview = previewTemplate(form.template, sample);
-    const [replySecret, lastDelivery, providers, versions, trials, records, labels] =
+    const [replySecret, lastDelivery, providers, versions, trials, records, labels, last] =
       await Promise.all([
         // The reply secret is an editor's (as GET /api/v1/channels/{id}/reply-secret): a viewer's
         // page has none.
@@ -82,6 +83,7 @@ export function channelEditor(ctx: PanelServices) {
         ctx.trials.list(workspaceId(res), channel.id),
         ctx.deliveries.destinationRecords(channel.id),
         ctx.destinations.labels([channel.id]),
+        lastPayload(res, channel),
       ]);
     const example = samplePayloadFor(channel.template);
     const ai = form.ai ?? aiFormOf(channel.ai);
@@ -100,6 +102,7 @@ export function channelEditor(ctx: PanelServices) {
       recentTrialEvents: RECENT_TRIAL_EVENTS,
       errors: extras.errors ?? {},
       placeholders: listPlaceholders(form.template),
+      imagePaths: imagePathsOf(last ?? sample),
       preview,
       previewNote: extras.previewNote,
       testOutcome: extras.testOutcome,
@@ -210,6 +213,15 @@ export function channelEditor(ctx: PanelServices) {
   };
 
   return { show, formOf, preview, sendTestEvent, lastPayload };
+}
+
+/** The paths of image URLs in a payload, offered for `ai.images`; none when it is not JSON. */
+function imagePathsOf(payload: string): string[] {
+  try {
+    return imagePathsIn(parsePayload(payload));
+  } catch {
+    return [];
+  }
 }
 
 /** A copy-and-paste command that sends one event; single quotes keep the shell out of the JSON. */
