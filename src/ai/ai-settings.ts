@@ -46,6 +46,9 @@ export type PromptCache = (typeof PROMPT_CACHES)[number];
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
+/** The longest a channel's reply cache keeps a reply: 30 days, in seconds. */
+export const MAX_REPLY_CACHE_S = 2_592_000;
+
 /**
  * A channel's AI settings as stored and shown: every member null means "the server's default"
  * (AI_MODEL, no system message, the provider's own temperature and limits, text, no threads);
@@ -66,6 +69,8 @@ export interface AiSettings extends GuardSettings {
   tools: string[];
   max_tool_rounds: number;
   prompt_cache: PromptCache;
+  /** Seconds a reply may be given again to an identical request without a call; 0: off. */
+  reply_cache_s: number;
 }
 
 export const AI_SETTING_NAMES = [
@@ -81,6 +86,7 @@ export const AI_SETTING_NAMES = [
   'tools',
   'max_tool_rounds',
   'prompt_cache',
+  'reply_cache_s',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -97,6 +103,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   tools: Object.freeze([]) as unknown as string[],
   max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
   prompt_cache: '5m',
+  reply_cache_s: 0,
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -147,6 +154,7 @@ export const aiSettingsInputSchema = z.strictObject({
     .nullish(),
   max_tool_rounds: z.number().int().min(1).max(10).nullish(),
   prompt_cache: z.enum(PROMPT_CACHES).nullish(),
+  reply_cache_s: z.number().int().min(0).max(MAX_REPLY_CACHE_S).nullish(),
   ...guardSettingsInputShape,
 });
 
@@ -168,6 +176,7 @@ export function mergeAiSettings(
   if (input.tools === null) next.tools = [];
   if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
   if (input.prompt_cache === null) next.prompt_cache = DEFAULT_AI_SETTINGS.prompt_cache;
+  if (input.reply_cache_s === null) next.reply_cache_s = DEFAULT_AI_SETTINGS.reply_cache_s;
   if (input.fallbacks === null) next.fallbacks = [];
   else if (input.fallbacks !== undefined) {
     next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));

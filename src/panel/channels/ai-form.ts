@@ -30,6 +30,8 @@ export interface AiForm {
   history: string;
   /** `off`, `5m` or `1h`. */
   prompt_cache: string;
+  /** Seconds; empty: off. */
+  reply_cache_s: string;
   /** The kinds checked, comma-separated. */
   redact: string;
   /** `on` when checked. */
@@ -75,6 +77,7 @@ export function aiFormOf(settings: AiSettings): AiForm {
     thread_key: settings.thread_key ?? '',
     history: settings.history === null ? '' : String(settings.history),
     prompt_cache: settings.prompt_cache,
+    reply_cache_s: settings.reply_cache_s === 0 ? '' : String(settings.reply_cache_s),
     redact: (settings.redact ?? []).join(','),
     restore: settings.restore ? 'on' : '',
     spotlight: settings.spotlight ? 'on' : '',
@@ -142,6 +145,7 @@ export async function parseAiForm(
     thread_key: form.thread_key.trim() ? form.thread_key : null,
     history: number('history'),
     prompt_cache: form.prompt_cache || null,
+    reply_cache_s: number('reply_cache_s'),
     redact: form.redact ? form.redact.split(',').filter(Boolean) : null,
     restore: form.restore === 'on' ? true : null,
     spotlight: form.spotlight === 'on' ? true : null,

@@ -37,6 +37,7 @@ const LABELS: Record<(typeof AI_SETTING_NAMES)[number], string> = {
   tools: 'Tools',
   max_tool_rounds: 'Most tool rounds',
   prompt_cache: 'Prompt caching',
+  reply_cache_s: 'Reply cache',
   redact: 'Redaction',
   restore: 'Restore redacted values',
   spotlight: 'Spotlight',
