@@ -10,6 +10,13 @@ export interface CachedReply {
   model: string | null;
 }
 
+/** The statement of findCachedReply (bench/reply-cache-bench.ts explains it). */
+export const FIND_CACHED_REPLY = `select id, coalesce(reply_unrestored, reply) as reply, provider, model from events
+  where channel_id = $1 and request_hash = decode($2, 'hex') and request_hash is not null
+    and completed_at >= now() - $3::integer * interval '1 second'
+  order by completed_at desc
+  limit 1`;
+
 /**
  * The newest event of the channel replied within the last `windowS` seconds (counted from its
  * `completed_at`) to a request with this hash; undefined on a miss. Only replies left in the
@@ -22,14 +29,7 @@ export async function findCachedReply(
   hash: string,
   windowS: number,
 ): Promise<CachedReply | undefined> {
-  const { rows } = await db.query<CachedReply>(
-    `select id, coalesce(reply_unrestored, reply) as reply, provider, model from events
-     where channel_id = $1 and request_hash = decode($2, 'hex') and request_hash is not null
-       and completed_at >= now() - $3::integer * interval '1 second'
-     order by completed_at desc
-     limit 1`,
-    [channelId, hash, windowS],
-  );
+  const { rows } = await db.query<CachedReply>(FIND_CACHED_REPLY, [channelId, hash, windowS]);
   return rows[0];
 }
 
