@@ -44,6 +44,7 @@ import type { ShutdownStep } from './platform/shutdown.js';
 import { BudgetGate } from './spend/budget-gate.js';
 import { SpendLedger } from './spend/spend-ledger.js';
 import { SpendService } from './spend/spend-service.js';
+import { ReplyCacheService } from './reply-cache/reply-cache-service.js';
 import { UsageService } from './usage/usage-service.js';
 import { createTrialWorker } from './trials/create-trial-worker.js';
 import type { TrialWorker } from './trials/trial-worker.js';
@@ -114,6 +115,8 @@ export class AppContext {
   readonly budget: BudgetGate;
   /** What AI calls cost per day, model and channel (the API and the panel's Workspace page). */
   readonly spend: SpendService;
+  /** What the channels' reply caches saved (the panel's Workspace page). */
+  readonly replyCache: ReplyCacheService;
   /** Panel admins, their workspaces, and their sign-in sessions. */
   readonly admins: AdminsService;
   readonly sessions: SessionsService;
@@ -205,6 +208,7 @@ export class AppContext {
     this.usage = new UsageService(db);
     this.prices = new PricesService(db);
     this.spend = new SpendService(db);
+    this.replyCache = new ReplyCacheService(db);
     this.admins = new AdminsService(db, this.workspaces);
     this.invitations = new InvitationsService(db, config.publicBaseUrl);
     this.sessions = new SessionsService(db, config.sessionTtlHours);

@@ -50,6 +50,9 @@ export const MAX_IMAGES = 4;
 /** Providers a channel may fall back to, after its own. */
 export const MAX_FALLBACKS = 3;
 
+/** The longest a channel's reply cache keeps a reply: 30 days, in seconds. */
+export const MAX_REPLY_CACHE_S = 2_592_000;
+
 /**
  * A channel's AI settings as stored and shown: every member null means "the server's default"
  * (AI_MODEL, no system message, the provider's own temperature and limits, text, no threads);
@@ -72,6 +75,8 @@ export interface AiSettings extends GuardSettings {
   prompt_cache: PromptCache;
   /** `payload.<path>`s whose URLs are images sent with the prompt (src/attachments/). */
   images: string[];
+  /** Seconds a reply may be given again to an identical request without a call; 0: off. */
+  reply_cache_s: number;
 }
 
 export const AI_SETTING_NAMES = [
@@ -88,6 +93,7 @@ export const AI_SETTING_NAMES = [
   'max_tool_rounds',
   'prompt_cache',
   'images',
+  'reply_cache_s',
   ...GUARD_SETTING_NAMES,
 ] as const satisfies readonly (keyof AiSettings)[];
 
@@ -105,6 +111,7 @@ export const DEFAULT_AI_SETTINGS: AiSettings = Object.freeze({
   max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
   prompt_cache: '5m',
   images: Object.freeze([]) as unknown as string[],
+  reply_cache_s: 0,
   ...DEFAULT_GUARD_SETTINGS,
 });
 
@@ -159,6 +166,7 @@ export const aiSettingsInputSchema = z.strictObject({
     .array(z.string().trim().superRefine(payloadPathProblem))
     .max(MAX_IMAGES, `must list at most ${MAX_IMAGES} paths`)
     .nullish(),
+  reply_cache_s: z.number().int().min(0).max(MAX_REPLY_CACHE_S).nullish(),
   ...guardSettingsInputShape,
 });
 
@@ -187,6 +195,7 @@ export function mergeAiSettings(
   if (input.images === null) next.images = [];
   if (input.max_tool_rounds === null) next.max_tool_rounds = DEFAULT_MAX_TOOL_ROUNDS;
   if (input.prompt_cache === null) next.prompt_cache = DEFAULT_AI_SETTINGS.prompt_cache;
+  if (input.reply_cache_s === null) next.reply_cache_s = DEFAULT_AI_SETTINGS.reply_cache_s;
   if (input.fallbacks === null) next.fallbacks = [];
   else if (input.fallbacks !== undefined) {
     next.fallbacks = input.fallbacks.map((f) => ({ provider: f.provider, model: f.model ?? null }));

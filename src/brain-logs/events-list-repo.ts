@@ -19,7 +19,7 @@ const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
   provider, model, usage, calls, tool_calls, attachments, latency_ms, cost_usd::float8 as cost_usd, thread_key,
-  version, missing, input_truncated, redactions, history, change_seq, trace_id,
+  version, missing, input_truncated, redactions, history, change_seq, trace_id, cached_from,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

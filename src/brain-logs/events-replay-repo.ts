@@ -46,12 +46,14 @@ export async function requeueEvents(
          'calls', calls,
          'tool_calls', tool_calls,
          'input_truncated', input_truncated,
+         'cached_from', cached_from,
          'replayed_at', to_char(now() at time zone 'UTC', ${ISO_MS})))),
        status = 'pending',
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
        provider = null, model = null, usage = null, calls = '[]', cost_usd = null, tool_calls = '[]',
        attachments = '[]',
        input_truncated = false, redactions = null, redaction_values = null, rejected_reply = null,
+       request_hash = null, reply_unrestored = null, cached_from = null,
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

@@ -67,6 +67,8 @@ export interface EventJson {
   history: unknown[];
   /** The OpenTelemetry trace of the event (32 hex digits); null when it was not traced. */
   trace_id: string | null;
+  /** The event whose reply the reply cache gave this one, without a call; null when asked. */
+  cached_from: string | null;
 }
 
 /** An event's reply delivery as the API shows it (see src/deliveries/). */
@@ -132,6 +134,7 @@ export function toEventJson(row: EventRow, found?: EventDeliveries): EventJson {
     redactions: row.redactions ?? null,
     history: row.history,
     trace_id: row.trace_id ?? null,
+    cached_from: row.cached_from ?? null,
   };
 }
 

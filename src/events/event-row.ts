@@ -53,6 +53,8 @@ export interface EventRow {
   redactions: Record<string, number> | null;
   /** Earlier outcomes of a replayed event, oldest first. */
   history: unknown[];
+  /** The event its reply was served from by the reply cache (src/reply-cache/); null when asked. */
+  cached_from: string | null;
   /** The event's trace (src/tracing/), when it was traced and sampled. */
   trace_id: string | null;
   /** Its place in the live tail (Last-Event-ID). */
@@ -66,5 +68,5 @@ export interface EventRow {
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
   provider, model, usage, calls, tool_calls, attachments, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
-  missing, input_truncated, redactions, history, change_seq, trace_id,
+  missing, input_truncated, redactions, history, change_seq, trace_id, cached_from,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

@@ -41,6 +41,11 @@ export class EventGuard {
     return this.spotlight?.wrap;
   }
 
+  /** The spotlight's tag (`data-R`, drawn for this event); undefined without the spotlight. */
+  get spotlightTag(): string | undefined {
+    return this.spotlight?.tag;
+  }
+
   /** A rendered prompt without its data tags: blank when the values put in were blank. */
   unwrapped(prompt: string): string {
     return this.spotlight ? this.spotlight.unwrap(prompt) : prompt;

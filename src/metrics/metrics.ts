@@ -65,6 +65,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Each lookup of a channel with the reply cache on: served from it (`hit`) or asked (`miss`). */
+  readonly replyCache = new Counter({
+    name: 'hookprompt_reply_cache_total',
+    help: 'Events of channels with the reply cache on, by outcome: replied from the cache (hit) or asked (miss).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly aiLatency = new Histogram({
     name: 'hookprompt_ai_request_duration_seconds',
     help: 'Duration of AI calls, by result (ok or error).',

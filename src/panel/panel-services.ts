@@ -19,6 +19,7 @@ import type { Logger } from '../platform/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../platform/redis.js';
 import type { SpendService } from '../spend/spend-service.js';
+import type { ReplyCacheService } from '../reply-cache/reply-cache-service.js';
 import type { ProvidersService } from '../providers/providers-service.js';
 import type { ToolsService } from '../tools/tools-service.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -61,6 +62,8 @@ export interface PanelServices {
   usage: UsageService;
   /** What AI calls cost per day, for the same chart. */
   spend: SpendService;
+  /** What the reply caches saved this month. */
+  replyCache: ReplyCacheService;
   /** Brain Logs replay, one event or a filter's worth. */
   eventsReplay: EventsReplay;
   /** Brain Logs live tail. */

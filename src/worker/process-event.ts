@@ -11,6 +11,7 @@ import {
   prepareRequest,
   pricedTargets,
   type AskedAttempt,
+  type ReadyRequest,
   type RequestDeps,
 } from './event-request.js';
 import type { ClaimedEvent } from './queue-claim.js';
@@ -20,6 +21,8 @@ import { recordToolRound } from './queue-tool-round.js';
 import { retryEvent } from './queue-retry.js';
 import { OVER_BUDGET, type Start } from './queue-start-attempt.js';
 import { storableRejectedReply, storableText } from './storable-text.js';
+import { findCachedReply, type Served } from './queue-reply-cache.js';
+import { replyCacheHash, servedReply, unrestoredReply } from './reply-cache.js';
 import { keptToolCalls, type ToolCallRecord } from './tool-rounds.js';
 import type { ChatParent } from '../tracing/tracing.js';
 import { saveAttachments } from './queue-attachments.js';
@@ -47,6 +50,8 @@ export interface ProcessDeps extends RequestDeps {
   recordFinished: (finish: Finish) => Promise<boolean>;
   /** Records one call's spend (SpendLedger.recordSpend). */
   recordSpend: (call: SpentCall) => Promise<void>;
+  /** Ends the event with a reply from the cache (`serveFromCache`, gathered); false when the lease was lost. */
+  recordServed: (served: Served) => Promise<boolean>;
 }
 
 /** What became of a claimed event; `lost` means another worker had taken it over. */
@@ -104,12 +109,21 @@ export async function processEvent(
 
   // Resolved before the attempt is counted: a database error here leaves the event untouched.
   const targets = await pricedTargets(deps, event.workspace_id, settings);
+  const first = targets[0] as (typeof targets)[number];
+  // The reply cache (src/reply-cache/): the same request answered within the window is given
+  // that answer without a call, before any price or budget matters. A request with images is
+  // whole only once they are fetched (their bytes are compared): it is looked up then.
+  const cacheOn = settings.reply_cache_s > 0;
+  if (cacheOn && !prepared.images.length) {
+    const hash = replyCacheHash(prepared, first);
+    const served = await replyFromCache(deps, event, prepared, hash, callEnded);
+    if (served) return served;
+  }
   const unpriced = event.budgeted ? priceUnknown(targets) : undefined;
   if (unpriced !== undefined) {
     log.warn({ eventId, error: unpriced }, 'event failed: its model has no known price');
     return finish({ status: 'failed', error: unpriced, prompt });
   }
-  const first = targets[0] as (typeof targets)[number];
   const attempts = await deps.recordStarted({
     eventId,
     prompt,
@@ -151,6 +165,12 @@ export async function processEvent(
       return failedCall(deps, event, attempts, passing, undefined, finish);
     }
     ready = { ...prepared, request: { ...prepared.request, images: fetched.images } };
+  }
+  const requestHash = cacheOn ? replyCacheHash(ready, first) : undefined;
+  if (requestHash !== undefined && prepared.images.length) {
+    // A hit after the attempt was counted: the served event's attempts read 0 all the same.
+    const served = await replyFromCache(deps, event, ready, requestHash, callEnded);
+    if (served) return served;
   }
 
   let toolbox: Toolbox | undefined;
@@ -197,9 +217,57 @@ export async function processEvent(
   const call = attemptRecord(result);
   if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 
-  const outcome = await finish({ status: 'replied', reply: asked.reply ?? '' }, call);
+  const reply = asked.reply ?? '';
+  // A reply whose rounds called a tool is never left in the cache (finishEvents checks too).
+  const cache =
+    requestHash !== undefined && asked.toolCalls.length === 0
+      ? { requestHash, replyUnrestored: unrestoredReply(result.reply.text, reply) }
+      : undefined;
+  const outcome = await finish({ status: 'replied', reply, cache }, call);
   if (outcome === 'replied') log.info({ eventId, attempts }, 'event replied');
   return outcome;
+}
+
+/**
+ * Replies from the channel's cache when it holds a reply to the same request (counted a hit),
+ * else counts a miss and resolves to undefined: the event is then asked as always.
+ */
+async function replyFromCache(
+  deps: ProcessDeps,
+  event: ClaimedEvent,
+  prepared: ReadyRequest,
+  requestHash: string,
+  callEnded: () => void,
+): Promise<ProcessOutcome | undefined> {
+  const { settings, guard } = prepared;
+  const cached = await findCachedReply(
+    deps.db,
+    event.channel_id,
+    requestHash,
+    settings.reply_cache_s,
+  );
+  if (!cached) {
+    deps.metrics.replyCache.inc({ outcome: 'miss' });
+    return undefined;
+  }
+  callEnded();
+  const served = await deps.recordServed({
+    eventId: event.id,
+    cachedFrom: cached.id,
+    reply: servedReply(prepared, cached),
+    prompt: prepared.request.prompt,
+    missing: prepared.missing,
+    provider: cached.provider,
+    model: cached.model,
+    inputTruncated: prepared.inputTruncated,
+    redactions: guard?.redactions() ?? null,
+    redactionValues: guard?.sentValues() ?? null,
+  });
+  if (!served) return lost(deps, event.id);
+  deps.metrics.replyCache.inc({ outcome: 'hit' });
+  deps.metrics.replies.inc({ outcome: 'replied' });
+  deps.log.info({ eventId: event.id, cachedFrom: cached.id }, 'event replied from the reply cache');
+  return 'replied';
 }
 
 /**

@@ -4,7 +4,12 @@ import { textArrayLiteral } from '../db/sql.js';
 import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call.js';
 
 export type FinalOutcome = (
-  | { status: 'replied'; reply: string }
+  | {
+      status: 'replied';
+      reply: string;
+      /** Leaves the reply in the channel's reply cache (src/reply-cache/). */
+      cache?: CacheEntry;
+    }
   | { status: 'skipped'; prompt: string; missing: readonly string[] }
   | {
       status: 'failed';
@@ -14,6 +19,12 @@ export type FinalOutcome = (
       rejectedReply?: string | null;
     }
 ) & { status: ReplyOutcomeStatus };
+
+/** A reply left in the cache: its request's hash, and the reply as the model wrote it when it differs. */
+export interface CacheEntry {
+  requestHash: string;
+  replyUnrestored: string | null;
+}
 
 /** How one claimed event ends; `call` records the attempt's calls and their cost (none when it made none). */
 export interface Finish {
@@ -32,6 +43,8 @@ export interface Finish {
  * `startAttempts` stays. A failed event keeps its attempt's refused answer (`rejected_reply`),
  * or, when it ends without a call (no attempts left), the one its last retry kept; any other
  * outcome clears it, so a refused answer never stands beside a reply.
+ * A reply given a cache entry keeps its request's hash unless a round of its attempt called a
+ * tool (`tool_calls`, emptied when an attempt starts): such a reply is never served again.
  */
 export async function finishEvents(
   db: Queryable,
@@ -55,17 +68,21 @@ export async function finishEvents(
        calls = ${KEEP_CALLS('finished.calls::jsonb')},
        rejected_reply = case when finished.status = 'failed' then coalesce(finished.rejected_reply,
          case when finished.calls is null then events.rejected_reply end) end,
+       request_hash = case when events.tool_calls = '[]'::jsonb
+         then decode(finished.request_hash, 'hex') end,
+       reply_unrestored = case when events.tool_calls = '[]'::jsonb
+         then finished.reply_unrestored end,
        locked_by = null,
        locked_until = null,
        completed_at = now()
      from unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
                  $8::text[], $9::integer[], $10::numeric[], $11::text[], $12::text[], $13::text[],
-                 $14::text[])
+                 $14::text[], $15::text[], $16::text[])
        as finished(id, status, prompt, reply, error, missing, usage, latency_ms, cost_usd, provider,
-                   model, calls, rejected_reply)
+                   model, calls, rejected_reply, request_hash, reply_unrestored)
      where events.id = finished.id and events.locked_by = $1 and events.status = 'processing'
      returning events.id`,
-    [workerId, ...Array.from({ length: 13 }, (_, column) => rows.map((row) => row[column]))],
+    [workerId, ...Array.from({ length: 15 }, (_, column) => rows.map((row) => row[column]))],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },
   );
@@ -82,5 +99,7 @@ function finishRow({ eventId, outcome, call }: Finish) {
     outcome.status === 'skipped' ? textArrayLiteral(outcome.missing) : null,
     ...callParams(call),
     outcome.status === 'failed' ? (outcome.rejectedReply ?? null) : null,
+    (outcome.status === 'replied' && outcome.cache?.requestHash) || null,
+    (outcome.status === 'replied' && outcome.cache?.replyUnrestored) || null,
   ];
 }

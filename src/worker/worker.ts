@@ -14,6 +14,7 @@ import { processEvent, type ProcessDeps } from './process-event.js';
 import { claimEvents, nextRotation, NO_ROTATION, type ClaimedEvent } from './queue-claim.js';
 import { finishEvents, type Finish } from './queue-finish.js';
 import { releaseEvent } from './queue-release.js';
+import { serveFromCache, type Served } from './queue-reply-cache.js';
 import { startAttempts, type OVER_BUDGET, type Start } from './queue-start-attempt.js';
 
 /** The NOTIFY channel of migrations/0002_queue_notify.sql. */
@@ -85,6 +86,13 @@ export class Worker {
       },
       { maxBatchSize: Math.max(1, concurrency), maxConcurrentWrites: 1 },
     );
+    const served = new GroupCommit<Served, boolean>(
+      async (items, deadline) => {
+        const ended = await serveFromCache(db, this.id, items, deadline);
+        return items.map((item) => ended.has(item.eventId));
+      },
+      { maxBatchSize: Math.max(1, concurrency), maxConcurrentWrites: 1 },
+    );
     this.deps = {
       db,
       provider,
@@ -102,6 +110,7 @@ export class Worker {
       // By the lease's end neither can be stored anyway.
       recordStarted: (item) => started.submit(item, Date.now() + leaseMs),
       recordFinished: (item) => finished.submit(item, Date.now() + leaseMs),
+      recordServed: (item) => served.submit(item, Date.now() + leaseMs),
       pricesFor: options.pricesFor,
       recordSpend: options.recordSpend,
       openToolbox: options.openToolbox,

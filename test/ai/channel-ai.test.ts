@@ -50,6 +50,7 @@ describe('channel ai settings in the API', () => {
       max_tool_rounds: 4,
       prompt_cache: '5m',
       images: [],
+      reply_cache_s: 0,
       redact: null,
       restore: null,
       spotlight: null,
@@ -64,16 +65,25 @@ describe('channel ai settings in the API', () => {
       history: 2,
     });
     const cleared = await driver.updateChannel(channel.id, { ai: null }).expect(200);
-    const { provider, fallbacks, tools, max_tool_rounds, prompt_cache, images, ...others } = cleared
-      .body.ai as Record<string, unknown>;
-    expect([provider, fallbacks, tools, max_tool_rounds, prompt_cache, images]).toEqual([
-      'default',
-      [],
-      [],
-      4,
-      '5m',
-      [],
-    ]);
+    const {
+      provider,
+      fallbacks,
+      tools,
+      max_tool_rounds,
+      prompt_cache,
+      images,
+      reply_cache_s,
+      ...others
+    } = cleared.body.ai as Record<string, unknown>;
+    expect([
+      provider,
+      fallbacks,
+      tools,
+      max_tool_rounds,
+      prompt_cache,
+      images,
+      reply_cache_s,
+    ]).toEqual(['default', [], [], 4, '5m', [], 0]);
     expect(Object.values(others).every((v) => v === null)).toBe(true);
   });
 

@@ -91,6 +91,7 @@ describe('GET /api/v1/events/{id}', () => {
       redactions: null,
       history: [],
       trace_id: null,
+      cached_from: null,
       deliveries: [],
     } satisfies Record<keyof EventJson, unknown>);
 

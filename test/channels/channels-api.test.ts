@@ -71,6 +71,7 @@ describe('channels', () => {
         max_tool_rounds: 4,
         prompt_cache: '5m',
         images: [],
+        reply_cache_s: 0,
       },
       webhook_url: expect.stringMatching(new RegExp(`^${app.baseUrl}/hooks/[A-Za-z0-9_-]{32}$`)),
       verification: { scheme: 'none', secret_set: false },

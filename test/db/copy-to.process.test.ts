@@ -39,7 +39,7 @@ async function fillEmbedded(app: TestApp, aiUrl: string) {
     verification: { scheme: 'github', secret: github.secret },
     reply_delivery: { url: 'https://bot:s3cret-pass@replies.example.com/hook' },
     allowed_origins: ['https://shop.example.com'],
-    ai: { provider: 'office-model', model: 'gpt-fake' },
+    ai: { provider: 'office-model', model: 'gpt-fake', reply_cache_s: 3600 },
   });
   await driver.updateChannel(channel.id, { template: 'Order {{order.id}} arrived' }).expect(200);
   await api('post', '/alerts', {
@@ -64,9 +64,35 @@ async function fillEmbedded(app: TestApp, aiUrl: string) {
   }
   await driver.sendEvent(channel.webhook_url, '{"unsigned": true}'); // rejected: 401
   const worker = createWorker(app.ctx);
-  while ((await driver.eventsOf(channel.id)).some((e) => e.status === 'pending'))
-    await worker.runOnce();
+  const answerAll = async () => {
+    while ((await driver.eventsOf(channel.id)).some((e) => e.status === 'pending'))
+      await worker.runOnce();
+  };
+  await answerAll();
+  // Order 1 again, once its reply is in: served from the reply cache (cached_from).
+  const again = JSON.stringify({ order: { id: 1 } });
+  const signed = await github.sign(again, github.secret, nowSeconds());
+  expect((await driver.sendEvent(channel.webhook_url, again, { headers: signed })).status).toBe(
+    200,
+  );
+  await answerAll();
   return { channel, provider: provider.body as { id: string }, apiKey: key.body.key as string };
+}
+
+/** The events of a channel with what the reply cache keeps of them. */
+async function eventRows(app: TestApp, channelId: string) {
+  const { rows } = await app.ctx.db.query<{
+    id: string;
+    status: string;
+    payload: string;
+    cached_from: string | null;
+    request_hash: string | null;
+  }>(
+    `select id::text, status, payload, cached_from::text, encode(request_hash, 'hex') as request_hash
+     from events where channel_id = $1 order by id`,
+    [channelId],
+  );
+  return rows;
 }
 
 describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
@@ -89,7 +115,7 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
       env: { ...ai.env(), ...ADMIN_ENV, PROVIDERS_ALLOW_PRIVATE: 'true' },
     });
     const made = await fillEmbedded(before, ai.baseUrl);
-    const sourceEvents = await new Driver(before).eventsOf(made.channel.id);
+    const sourceEvents = await eventRows(before, made.channel.id);
     await before.close();
     await source.drop();
 
@@ -107,7 +133,7 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
         .map(([, table, from, to]) => [table, [Number(from), Number(to)]]),
     );
     expect(counts).toMatchObject({
-      events: [31, 31],
+      events: [32, 32],
       channels: [1, 1],
       channel_versions: [2, 2],
       providers: [1, 1],
@@ -160,9 +186,8 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
         allowed_origins: ['https://shop.example.com'],
         reply_delivery: { url: 'https://bot@replies.example.com/hook' },
       });
-      expect(
-        (await driver.eventsOf(made.channel.id)).map((e) => [e.id, e.status, e.payload]),
-      ).toEqual(sourceEvents.map((e) => [e.id, e.status, e.payload]));
+      expect(await eventRows(after, made.channel.id)).toEqual(sourceEvents);
+      expect(sourceEvents.filter((e) => e.cached_from !== null)).toHaveLength(1);
 
       // The copied API key, the admin's password and the webhook URL with its secret work.
       const keyed = await fetch(`${after.baseUrl}/api/v1/channels`, {
@@ -182,6 +207,17 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
       ai.requests.length = 0;
       await createWorker(after.ctx).runOnce();
       expect(ai.requests.at(-1)?.headers.authorization).toBe('Bearer sk-copy-provider-key-4242');
+      // The copied replies' request hashes came along: order 2 again is served from the cache.
+      const repeat = JSON.stringify({ order: { id: 2 } });
+      const repeated = await driver.sendEvent(url, repeat, {
+        headers: await github.sign(repeat, github.secret, nowSeconds()),
+      });
+      await createWorker(after.ctx).runOnce();
+      const served = await driver.api('get', `/events/${repeated.body.event_id}`).expect(200);
+      expect(served.body.cached_from).toBe(
+        sourceEvents.find((e) => e.payload === repeat && e.cached_from === null)?.id,
+      );
+      expect(ai.requests).toHaveLength(1);
     } finally {
       await after.close();
     }

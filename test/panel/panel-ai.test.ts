@@ -21,6 +21,7 @@ function aiFields(overrides: Record<string, string> = {}) {
     ai_thread_key: '{{customer.id}}',
     ai_history: '3',
     ai_prompt_cache: '1h',
+    ai_reply_cache_s: '3600',
     ...overrides,
   };
 }
@@ -45,6 +46,7 @@ describe('channel editor: AI section', () => {
       max_tool_rounds: 4,
       prompt_cache: '1h',
       images: [],
+      reply_cache_s: 3600,
       redact: null,
       restore: null,
       spotlight: null,
@@ -52,6 +54,7 @@ describe('channel editor: AI section', () => {
     const html = (await client.page(`/channels/${id}`)).text;
     expect(html).toContain('id="ai_model" name="ai_model" value="gpt-support"');
     expect(html).toContain('<option value="1h" selected>On, 1 hour</option>');
+    expect(html).toContain('id="ai_reply_cache_s" name="ai_reply_cache_s" value="3600"');
     expect(html).toContain('<option value="text" selected>');
 
     const cleared = await client.form(`/channels/${id}`, {
@@ -61,6 +64,7 @@ describe('channel editor: AI section', () => {
       ai_response_format: '',
       ai_thread_key: '',
       ai_history: '',
+      ai_reply_cache_s: '',
     });
     expect(cleared.status).toBe(303);
     expect((await driver.api('get', `/channels/${id}`)).body.ai).toMatchObject({
@@ -69,6 +73,7 @@ describe('channel editor: AI section', () => {
       response_format: null,
       thread_key: null,
       history: null,
+      reply_cache_s: 0,
     });
   });
 
@@ -85,6 +90,13 @@ describe('channel editor: AI section', () => {
     const range = await client.form(`/channels/${id}`, { ...aiFields(), ai_history: '99' });
     expect(range.status).toBe(400);
     expect(range.text).toMatch(/id="ai_history-error">[^<]*50/);
+
+    const longCache = await client.form(`/channels/${id}`, {
+      ...aiFields(),
+      ai_reply_cache_s: '2592001',
+    });
+    expect(longCache.status).toBe(400);
+    expect(longCache.text).toMatch(/id="ai_reply_cache_s-error">[^<]*2592000/);
 
     const notJson = await client.form(`/channels/${id}`, {
       ...aiFields(),

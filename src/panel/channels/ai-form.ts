@@ -35,6 +35,8 @@ export interface AiForm {
   image_2: string;
   image_3: string;
   image_4: string;
+  /** Seconds; empty: off. */
+  reply_cache_s: string;
   /** The kinds checked, comma-separated. */
   redact: string;
   /** `on` when checked. */
@@ -84,6 +86,7 @@ export function aiFormOf(settings: AiSettings): AiForm {
     image_2: settings.images[1] ?? '',
     image_3: settings.images[2] ?? '',
     image_4: settings.images[3] ?? '',
+    reply_cache_s: settings.reply_cache_s === 0 ? '' : String(settings.reply_cache_s),
     redact: (settings.redact ?? []).join(','),
     restore: settings.restore ? 'on' : '',
     spotlight: settings.spotlight ? 'on' : '',
@@ -160,6 +163,7 @@ export async function parseAiForm(
     history: number('history'),
     prompt_cache: form.prompt_cache || null,
     images: IMAGE_FIELDS.map((name) => form[name].trim()).filter(Boolean),
+    reply_cache_s: number('reply_cache_s'),
     redact: form.redact ? form.redact.split(',').filter(Boolean) : null,
     restore: form.restore === 'on' ? true : null,
     spotlight: form.spotlight === 'on' ? true : null,

@@ -38,6 +38,7 @@ const LABELS: Record<(typeof AI_SETTING_NAMES)[number], string> = {
   max_tool_rounds: 'Most tool rounds',
   prompt_cache: 'Prompt caching',
   images: 'Image paths',
+  reply_cache_s: 'Reply cache',
   redact: 'Redaction',
   restore: 'Restore redacted values',
   spotlight: 'Spotlight',

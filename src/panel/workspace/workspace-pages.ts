@@ -48,9 +48,10 @@ export function workspacePages(ctx: PanelServices): Router {
     // The charts' days, with what their AI calls cost (trials included); and this month's spend
     // as GET /api/v1/spend reports it: by model, by channel, and the calls of unknown cost,
     // which spent_usd cannot count.
-    const [spend, month] = await Promise.all([
+    const [spend, month, cacheSaved] = await Promise.all([
       ctx.spend.report(ws, { from: new Date(usage.from), to: new Date(usage.to) }),
       ctx.spend.report(ws),
+      ctx.replyCache.savingsThisMonth(ws),
     ]);
     const channelNames = new Map(channels.map((channel) => [channel.id, channel.name]));
     // A day whose calls all cost an unknown amount is unknown (null), not $0.
@@ -73,6 +74,7 @@ export function workspacePages(ctx: PanelServices): Router {
       spendTotal: spend.total_usd,
       spendUnpriced: spend.unpriced_calls,
       monthUnpriced: month.unpriced_calls,
+      cacheSaved,
       monthByModel: month.by_model,
       // Deleted channels keep their spend (their calls were paid), under their id.
       monthByChannel: month.by_channel.map((row) => ({
