@@ -5,6 +5,7 @@ import type { ChannelJson } from '../support/driver.js';
 import { chatCompletion } from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
+import { pngImage } from '../support/image-files.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
 
 const endpoint = useFixture(() => ToolEndpoint.start(), {
@@ -165,6 +166,24 @@ describe('the reply cache (ai.reply_cache_s)', () => {
     // Each setting's own reply is cached: asking as before is served again.
     expect((await answered(channel)).cached_from).not.toBeNull();
     expect(ai.requests).toHaveLength(4);
+  });
+
+  it('compares the images sent: another picture asks again, the same one is served', async () => {
+    const channel = await channelWith({ reply_cache_s: 600, images: ['payload.shot'] });
+    const dataUrl = (png: Buffer) => `data:image/png;base64,${png.toString('base64')}`;
+    const [first, other] = [dataUrl(pngImage(2, 2)), dataUrl(pngImage(3, 3))];
+    const asked = await answered(channel, { text: 'what is broken?', shot: first });
+    expect(asked).toMatchObject({ status: 'replied', cached_from: null });
+    // the same text with another picture is another request
+    expect(await answered(channel, { text: 'what is broken?', shot: other })).toMatchObject({
+      status: 'replied',
+      cached_from: null,
+    });
+    expect(ai.requests).toHaveLength(2);
+    const again = await answered(channel, { text: 'what is broken?', shot: first });
+    expect(again).toMatchObject({ status: 'replied', cached_from: asked.id, attempts: 0 });
+    expect(again.reply).toBe(asked.reply);
+    expect(ai.requests).toHaveLength(2);
   });
 
   it('never caches a reply whose rounds called a tool', async () => {
