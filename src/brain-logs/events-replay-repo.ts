@@ -51,6 +51,7 @@ export async function requeueEvents(
        prompt = null, reply = null, error = null, attempts = 0, completed_at = null,
        provider = null, model = null, usage = null, calls = '[]', cost_usd = null, tool_calls = '[]',
        input_truncated = false, redactions = null, redaction_values = null, rejected_reply = null,
+       approval_decisions = '[]',
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

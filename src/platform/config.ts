@@ -176,6 +176,7 @@ const envSchema = z
     TELEGRAM_API_URL: httpUrl.default('https://api.telegram.org'),
     PROVIDERS_ALLOW_PRIVATE: boolean.optional(),
     TOOLS_ALLOW_PRIVATE: boolean.optional(),
+    APPROVAL_TIMEOUT_S: integer(1, 31_536_000).default(86_400),
     ALLOW_PRIVATE_NETWORK: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
@@ -365,6 +366,8 @@ const configSchema = envSchema.transform((e) => ({
   tools: {
     /** Lets the workspaces' tools (`http` and `mcp` URLs) reach loopback and private addresses. */
     allowPrivate: privateAllowed(e, e.TOOLS_ALLOW_PRIVATE),
+    /** How long a call to a tool marked `approval: "always"` waits for a decision, then is denied. */
+    approvalTimeoutS: e.APPROVAL_TIMEOUT_S,
   },
   delivery: {
     /** One delivery attempt's limit, from name resolution to the end of the answer. */

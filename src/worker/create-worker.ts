@@ -56,6 +56,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
     concurrency: config.workerConcurrency,
     maxAttempts: config.ai.maxAttempts,
     retryBaseMs: config.workerRetryBaseMs,
+    approvalTimeoutS: config.tools.approvalTimeoutS,
     ...overrides,
   });
 }

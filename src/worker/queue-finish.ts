@@ -55,6 +55,7 @@ export async function finishEvents(
        calls = ${KEEP_CALLS('finished.calls::jsonb')},
        rejected_reply = case when finished.status = 'failed' then coalesce(finished.rejected_reply,
          case when finished.calls is null then events.rejected_reply end) end,
+       conversation = null,
        locked_by = null,
        locked_until = null,
        completed_at = now()

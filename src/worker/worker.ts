@@ -26,6 +26,9 @@ export const EVENTS_CHANNEL = 'hookprompt_events';
  */
 export const READY_LEASE_MS = 10_000;
 
+/** APPROVAL_TIMEOUT_S's default, for workers built without the configuration (tests). */
+const DEFAULT_APPROVAL_TIMEOUT_S = 86_400;
+
 export interface WorkerOptions extends QueueSettings {
   db: Database;
   /** The built-in provider `default` (the server's AI_* configuration). */
@@ -50,6 +53,8 @@ export interface WorkerOptions extends QueueSettings {
   recordSpend: (call: SpentCall) => Promise<void>;
   /** Opens the tools a channel names for one attempt (ToolsService.openToolbox). */
   openToolbox?: RequestDeps['openToolbox'];
+  /** APPROVAL_TIMEOUT_S (default 86,400). */
+  approvalTimeoutS?: number;
 }
 
 /**
@@ -103,6 +108,7 @@ export class Worker {
       pricesFor: options.pricesFor,
       recordSpend: options.recordSpend,
       openToolbox: options.openToolbox,
+      approvalTimeoutS: options.approvalTimeoutS ?? DEFAULT_APPROVAL_TIMEOUT_S,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short
     // ready lease), and a claim is made only once that many are wanted: a claim for each finished

@@ -81,6 +81,7 @@ describe('GET /api/v1/events/{id}', () => {
       usage: null,
       calls: [],
       tool_calls: [],
+      approval: null,
       latency_ms: null,
       cost_usd: null,
       thread_key: null,

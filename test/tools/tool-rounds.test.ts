@@ -268,24 +268,6 @@ describe('tool rounds on an openai provider', () => {
     );
   });
 
-  it('never calls a tool that needs an approval', async () => {
-    await addOrderTools();
-    await driver
-      .api('patch', '/tools/' + (await toolId('refund')))
-      .send({ approval: 'always' })
-      .expect(200);
-    const channel = await channelWith({ tools: ['lookup', 'refund'] });
-    ai.enqueue(toolCallsAnswer(['refund', '{"order":"A1"}']), { body: chatCompletion('Sorry.') });
-
-    const event = await answered(channel);
-
-    expect(event.tool_calls).toMatchObject([
-      { tool: 'refund', status: 'refused', http_status: null, latency_ms: null },
-    ]);
-    expect(event.tool_calls[0]?.result).toMatch(/needs an operator's approval/);
-    expect(endpoint.requests).toHaveLength(0);
-  });
-
   it('after max_tool_rounds, asks once more with the tools switched off but listed', async () => {
     await addOrderTools();
     const channel = await channelWith({ tools: ['lookup'], max_tool_rounds: 2 });
