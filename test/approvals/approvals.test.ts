@@ -6,6 +6,14 @@ import { eventually } from '../support/eventually.js';
 import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
+import {
+  ADMIN_ENV,
+  inviteAdmin,
+  unescapeHtml,
+  useSignedInAdmin,
+  type PanelClient,
+} from '../panel/panel-client.js';
+import type { AlertsEvaluator } from '../../src/alerts/alerts-evaluator.js';
 
 const endpoint = useFixture(() => ToolEndpoint.start(), {
   reset: (server) => server.reset(),
@@ -13,8 +21,14 @@ const endpoint = useFixture(() => ToolEndpoint.start(), {
 });
 const { app, driver, ai } = useTestApp({
   ai: true,
-  env: { TOOLS_ALLOW_PRIVATE: 'true', WORKER_RETRY_BASE_MS: '0' },
+  env: {
+    ...ADMIN_ENV,
+    TOOLS_ALLOW_PRIVATE: 'true',
+    DELIVERY_ALLOW_PRIVATE: 'true',
+    WORKER_RETRY_BASE_MS: '0',
+  },
 });
+const owner = useSignedInAdmin(app);
 
 const ORDER_SCHEMA = {
   type: 'object',
@@ -110,6 +124,7 @@ async function toolCallsCounted(tool: string, status: string): Promise<number> {
 }
 
 afterEach(async () => {
+  await app.ctx.db.query('delete from alerts');
   await app.ctx.db.query('delete from events');
   await app.ctx.db.query('update channels set deleted_at = now() where deleted_at is null');
   await app.ctx.db.query('delete from tools');
@@ -227,7 +242,10 @@ describe('a tool that needs an approval', () => {
 
     const done = await stored(id);
     expect(done.status).toBe('replied');
-    expect(done.tool_calls.at(-1)).toMatchObject({ status: 'denied', result: 'approval timed out' });
+    expect(done.tool_calls.at(-1)).toMatchObject({
+      status: 'denied',
+      result: 'approval timed out',
+    });
     expect(messagesOf(ai.requests[2]).at(-1)?.content).toBe('approval timed out');
     expect(refundCalls()).toHaveLength(0);
   });
@@ -267,8 +285,14 @@ describe('a tool that needs an approval', () => {
     const channel = await supportChannel();
     lookupThenRefund();
     const event = await parked(channel);
-    await driver.api('post', `/events/${event.id}/approval`).send({ decision: 'sideways' }).expect(400);
-    await driver.api('post', `/events/${event.id}/approval`).send({ decision: 'approve' }).expect(200);
+    await driver
+      .api('post', `/events/${event.id}/approval`)
+      .send({ decision: 'sideways' })
+      .expect(400);
+    await driver
+      .api('post', `/events/${event.id}/approval`)
+      .send({ decision: 'approve' })
+      .expect(200);
 
     const again = await driver
       .api('post', `/events/${event.id}/approval`)
@@ -276,5 +300,102 @@ describe('a tool that needs an approval', () => {
       .expect(409);
     expect(again.body).toMatchObject({ code: 'not_awaiting_approval' });
     await driver.api('post', '/events/999999999/approval').send({ decision: 'deny' }).expect(404);
+  });
+});
+
+describe('approvals in Brain Logs and alerts', () => {
+  let viewer: PanelClient;
+
+  it('shows the waiting call with Approve and Deny, and approves from the event page', async () => {
+    await addOrderTools();
+    const channel = await supportChannel();
+    lookupThenRefund();
+    const event = await parked(channel);
+
+    // The filter offers the status and finds the event.
+    const list = (await owner.page('/logs?status=awaiting_approval').expect(200)).text;
+    expect(list).toContain('<option value="awaiting_approval" selected');
+    expect(list).toContain(`data-event-id="${event.id}"`);
+    for (const path of [`/logs/${event.id}`, `/logs/${event.id}/panel`]) {
+      const html = (await owner.page(path).expect(200)).text;
+      const block = /<div class="approval"[\s\S]*?<\/form>/.exec(html)?.[0] ?? '';
+      expect(unescapeHtml(block), path).toContain('<code class="tool-name">refund</code>');
+      expect(unescapeHtml(block), path).toContain('{\n  "order": "A1"\n}');
+      expect(block, path).toContain('value="approve"');
+      expect(block, path).toContain('value="deny"');
+      expect(block, path).toContain('name="note"');
+    }
+    // A viewer sees the call, not the buttons, and cannot post the decision.
+    viewer ??= await inviteAdmin(owner, 'vic@example.com', 'vic password', 'viewer');
+    const seen = (await viewer.page(`/logs/${event.id}`).expect(200)).text;
+    expect(seen).toContain('id="approval"');
+    expect(seen).not.toContain('value="approve"');
+    await viewer.form(`/logs/${event.id}/approval`, { decision: 'approve' }).expect(403);
+    expect((await stored(event.id)).status).toBe('awaiting_approval');
+
+    const posted = await owner.form(`/logs/${event.id}/approval`, {
+      decision: 'approve',
+      note: '',
+    });
+    expect(posted.status).toBe(303);
+    expect((await stored(event.id)).status).toBe('pending');
+    await createWorker(app.ctx).runOnce();
+    expect((await stored(event.id)).status).toBe('replied');
+    expect(refundCalls()).toHaveLength(1);
+  });
+
+  it('approval_waiting fires while events wait, its value the number waiting', async () => {
+    await addOrderTools();
+    const channel = await supportChannel();
+    const evaluator = app.ctx.alertsEvaluator as AlertsEvaluator;
+    const notify = { kind: 'webhook', url: `${endpoint.baseUrl}/alerts` };
+    const ids: string[] = [];
+    for (const condition of [
+      { type: 'approval_waiting' },
+      { type: 'approval_waiting', channel_id: channel.id },
+    ]) {
+      const res = await driver
+        .api('post', '/alerts')
+        .send({ name: `Waiting ${ids.length}`, condition, notify });
+      expect(res.status, res.text).toBe(201);
+      ids.push(res.body.id as string);
+    }
+    const states = async () =>
+      Promise.all(
+        ids.map(async (id) => {
+          const alert = (await driver.api('get', `/alerts/${id}`).expect(200)).body;
+          return [alert.state, alert.last_value];
+        }),
+      );
+    await evaluator.runOnce();
+    expect(await states()).toEqual([
+      ['ok', null],
+      ['ok', null],
+    ]);
+
+    // Each asks for the lookup, then the refund, and waits.
+    for (let i = 0; i < 2; i++)
+      ai.enqueue(asks(['lookup', '{"order":"A1"}']), asks(['refund', '{"order":"A1"}']));
+    const first = await parked(channel);
+    await parked(channel);
+    await evaluator.runOnce();
+    expect(await states()).toEqual([
+      ['firing', 2],
+      ['firing', 2],
+    ]);
+
+    await driver.api('post', `/events/${first.id}/approval`).send({ decision: 'deny' }).expect(200);
+    // One still waits: still firing (the value is the one it turned with).
+    await evaluator.runOnce();
+    expect(await states()).toEqual([
+      ['firing', 2],
+      ['firing', 2],
+    ]);
+    await app.ctx.db.query(`delete from events where status = 'awaiting_approval'`);
+    await evaluator.runOnce();
+    expect(await states()).toEqual([
+      ['ok', 0],
+      ['ok', 0],
+    ]);
   });
 });
