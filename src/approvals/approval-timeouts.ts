@@ -14,7 +14,11 @@ const SWEEP_INTERVAL_MS = 15_000;
 export class ApprovalTimeouts {
   private readonly task: PeriodicTask<number>;
 
-  constructor(approvals: Pick<ApprovalsService, 'denyExpired'>, log: Logger, intervalMs = SWEEP_INTERVAL_MS) {
+  constructor(
+    approvals: Pick<ApprovalsService, 'denyExpired'>,
+    log: Logger,
+    intervalMs = SWEEP_INTERVAL_MS,
+  ) {
     this.task = new PeriodicTask({
       log,
       intervalMs,

@@ -53,7 +53,8 @@ export class Redactor {
       maps: Map<RedactionKind, Map<string, string>>,
       from: Record<string, [string, string][]>,
     ) => {
-      for (const [kind, pairs] of Object.entries(from)) maps.set(kind as RedactionKind, new Map(pairs));
+      for (const [kind, pairs] of Object.entries(from))
+        maps.set(kind as RedactionKind, new Map(pairs));
     };
     fill(this.placeholders, numbering.placeholders);
     fill(this.bySpelling, numbering.bySpelling);

@@ -232,7 +232,14 @@ export async function askAttempt(
     if (outcome.kind === 'parked') {
       const toolCalls = keptToolCalls([...state.toolCalls, ...outcome.records]);
       const pending = outcome.pending;
-      return { kind: 'parked', state: { ...state, pending }, waiting: outcome.waiting, calls, last, toolCalls };
+      return {
+        kind: 'parked',
+        state: { ...state, pending },
+        waiting: outcome.waiting,
+        calls,
+        last,
+        toolCalls,
+      };
     }
     state.rounds.push(outcome.round);
     state.toolCalls.push(...outcome.records);

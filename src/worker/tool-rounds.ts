@@ -252,7 +252,11 @@ function recordsOf(done: readonly (CallDone | null)[]): ToolCallRecord[] {
  * do not fit the tool's input schema; skipped in a trial unless the tool is safe in trials (a
  * tool that needs an approval is never run in a trial: nobody is there to give it).
  */
-async function check(deps: RoundDeps, round: number, call: ModelToolCall): Promise<CallDone | Ready> {
+async function check(
+  deps: RoundDeps,
+  round: number,
+  call: ModelToolCall,
+): Promise<CallDone | Ready> {
   const entry = deps.toolbox.entry(call.name);
   if (!entry) {
     return refused(round, call, `Refused: no tool named "${call.name}" is offered.`);

@@ -81,13 +81,6 @@ async function addOrderTools(lookup: Record<string, unknown> = {}): Promise<void
   });
 }
 
-async function toolId(name: string): Promise<string> {
-  const listed = await driver.api('get', '/tools').expect(200);
-  return (
-    (listed.body.data as { id: string; name: string }[]).find((t) => t.name === name)?.id ?? ''
-  );
-}
-
 async function channelWith(ai: Record<string, unknown>): Promise<ChannelJson> {
   return driver.createChannel({ name: 'Support', template: 'Ticket: {{text}}', ai });
 }
