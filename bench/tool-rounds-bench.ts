@@ -173,11 +173,13 @@ async function cpuPerRound(): Promise<void> {
   const withRound = async () => {
     const tools = await toolsFor(row, http, metrics);
     const asked = await askAttempt(ready, targets, signal, undefined, tools);
-    if (asked.toolCalls.length !== 1 || !asked.result.ok) throw new Error('no round was made');
+    if (asked.kind !== 'answered' || asked.toolCalls.length !== 1 || !asked.result.ok) {
+      throw new Error('no round was made');
+    }
   };
   const without = async () => {
     const asked = await askAttempt(ready, targets, signal);
-    if (!asked.result.ok) throw new Error('no reply');
+    if (asked.kind !== 'answered' || !asked.result.ok) throw new Error('no reply');
   };
   for (let i = 0; i < 2_000; i++) {
     await withRound();
@@ -220,7 +222,9 @@ async function repliesPerSecond(): Promise<void> {
         undefined,
         await toolsFor(row, http, metrics),
       );
-      if (!asked.result.ok || asked.toolCalls.length !== 1) throw new Error('no round was made');
+      if (asked.kind !== 'answered' || !asked.result.ok || asked.toolCalls.length !== 1) {
+        throw new Error('no round was made');
+      }
       if (measuring) replies++;
     }
   };

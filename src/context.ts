@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { createAlertsEvaluator, type AlertsEvaluator } from './alerts/alerts-evaluator.js';
+import { ApprovalTimeouts } from './approvals/approval-timeouts.js';
+import { ApprovalsService } from './approvals/approvals-service.js';
 import { AlertsService } from './alerts/alerts-service.js';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
@@ -101,6 +103,10 @@ export class AppContext {
   readonly eventThreads: EventThreads;
   /** Replaying finished events, one or a filter's worth. */
   readonly eventsReplay: EventsReplay;
+  /** Operators' decisions on the tool calls events wait with. */
+  readonly approvals: ApprovalsService;
+  /** Denies the calls nobody decided on within APPROVAL_TIMEOUT_S (background roles only). */
+  readonly approvalTimeouts: ApprovalTimeouts | undefined;
   /** The live tail of Brain Logs (Server-Sent Events), across instances. */
   readonly eventsFeed: EventsFeed;
   /** The streams of the API and the panel on that feed, STREAMS_PER_KEY per key or session. */
@@ -203,6 +209,9 @@ export class AppContext {
     this.eventCounts = new EventCounts(db);
     this.eventThreads = new EventThreads(db);
     this.eventsReplay = new EventsReplay(db, this.eventReader, this.workspaces);
+    this.approvals = new ApprovalsService(db, (workspaceId, id) =>
+      this.eventReader.get(workspaceId, id),
+    );
     this.eventsFeed = new EventsFeed(db, log);
     this.liveStreams = new LiveStreams(this.eventsFeed, config.streamsPerKey);
     this.usage = new UsageService(db);
@@ -231,6 +240,7 @@ export class AppContext {
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
     this.alertsEvaluator = background ? createAlertsEvaluator(this) : undefined;
+    this.approvalTimeouts = background ? new ApprovalTimeouts(this.approvals, log) : undefined;
   }
 
   /** The workspace ADMIN_API_KEY manages and the first admin joins; known once started. */
@@ -272,6 +282,7 @@ export class AppContext {
       await this.deliveryWorker?.start();
       this.retention?.start();
       this.alertsEvaluator?.start();
+      this.approvalTimeouts?.start();
     }
     this.running = options;
   }
@@ -289,6 +300,7 @@ export class AppContext {
       ]);
       await step('event retention', async () => this.retention?.stop());
       await step('alerts', async () => this.alertsEvaluator?.stop());
+      await step('approval timeouts', async () => this.approvalTimeouts?.stop());
     }
     await step('tool connections', async () => this.tools.close());
     await step('held answers', () => this.waits.stop());

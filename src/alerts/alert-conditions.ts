@@ -48,6 +48,21 @@ function rejections(scoped: 'channel' | 'workspace'): string {
   );
 }
 
+/**
+ * Events waiting for an operator's approval of a tool call, however long they have waited
+ * (migration 0057's partial index holds only those): firing while one waits.
+ */
+function approvalWaiting(scoped: 'channel' | 'workspace'): string {
+  const key = scoped === 'channel' ? `e.channel_id = ${CHANNEL}` : 'true';
+  return arm(
+    'approval_waiting',
+    scoped,
+    `count(*)::float8 as value, count(*) > 0 as firing`,
+    `events e where $only and e.workspace_id = a.workspace_id and ${key}
+       and e.status = 'awaiting_approval'`,
+  );
+}
+
 const AFTER_ATTEMPTS = `(a.condition->>'after_attempts')::int`;
 
 /**
@@ -166,4 +181,6 @@ export const MEASURE_ALERT = [
   deliveryFailed('workspace'),
   QUEUE_AGE,
   BUDGET,
+  approvalWaiting('channel'),
+  approvalWaiting('workspace'),
 ].join('\n union all\n');

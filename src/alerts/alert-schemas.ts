@@ -13,7 +13,7 @@ const windowS = z
   .min(10)
   .max(31 * 24 * 3600);
 
-/** The five conditions an alert can watch (see alert-conditions.ts for what each measures). */
+/** The six conditions an alert can watch (see alert-conditions.ts for what each measures). */
 export const conditionSchema = z.discriminatedUnion('type', [
   z.strictObject({
     type: z.literal('failure_rate'),
@@ -43,6 +43,8 @@ export const conditionSchema = z.discriminatedUnion('type', [
       .max(31 * 24 * 3600),
   }),
   z.strictObject({ type: z.literal('budget'), percent: z.number().gt(0).max(1000) }),
+  /** Events wait for an operator's approval of a tool call (see src/approvals/). */
+  z.strictObject({ type: z.literal('approval_waiting'), channel_id: channelId.optional() }),
 ]);
 
 /**

@@ -1,6 +1,8 @@
 import { Router } from 'express';
 import { alertsRoutes } from '../alerts/alerts-routes.js';
 import type { AlertsService } from '../alerts/alerts-service.js';
+import { approvalsRoutes } from '../approvals/approvals-routes.js';
+import type { ApprovalsService } from '../approvals/approvals-service.js';
 import { adminsRoutes } from '../auth/admins-routes.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { ChannelsService } from '../channels/channels-service.js';
@@ -50,6 +52,7 @@ export interface ApiServices {
   prices: PricesService;
   spend: SpendService;
   eventsReplay: EventsReplay;
+  approvals: ApprovalsService;
   liveStreams: LiveStreams;
   invitations: InvitationsService;
   alerts: AlertsService;
@@ -82,6 +85,7 @@ export function apiRouter(services: ApiServices): Router {
       deliveries: services.deliveries,
     }),
   );
+  router.use(approvalsRoutes(services.approvals));
   router.use(usageRoutes(services.usage));
   router.use(pricesRoutes(services.prices));
   router.use(spendRoutes(services.spend));

@@ -18,7 +18,7 @@ export interface EventPreviewRow extends EventRow {
 const previewColumns = (chars: number) => `id, channel_id, received_at, status,
   left(payload, ${chars}) as payload, payload_truncated, left(prompt, ${chars}) as prompt,
   left(reply, ${chars}) as reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  provider, model, usage, calls, tool_calls, attachments, latency_ms, cost_usd::float8 as cost_usd, thread_key,
+  provider, model, usage, calls, tool_calls, attachments, approval, latency_ms, cost_usd::float8 as cost_usd, thread_key,
   version, missing, input_truncated, redactions, history, change_seq, trace_id, cached_from,
   octet_length(payload) as payload_bytes, octet_length(prompt) as prompt_bytes,
   octet_length(reply) as reply_bytes, octet_length(left(payload, ${chars})) as preview_bytes,

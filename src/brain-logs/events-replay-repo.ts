@@ -54,6 +54,7 @@ export async function requeueEvents(
        attachments = '[]',
        input_truncated = false, redactions = null, redaction_values = null, rejected_reply = null,
        request_hash = null, reply_unrestored = null, cached_from = null,
+       approval_decisions = '[]',
        run_at = now(), locked_by = null, locked_until = null
      where workspace_id = $1 and id = any($2::bigint[]) and status = any($3::text[])
      returning id`,

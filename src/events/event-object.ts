@@ -1,7 +1,7 @@
 import type { TokenUsage } from '../ai/ai-provider.js';
 import type { AiCall } from '../ai/fallback-runner.js';
 import type { EventStatus } from './event-states.js';
-import type { EventRow, EventToolCall } from './event-row.js';
+import type { EventApproval, EventRow, EventToolCall } from './event-row.js';
 import type { Attachment } from '../attachments/event-attachments.js';
 
 /** An event as the API and Brain Logs show it. */
@@ -43,6 +43,11 @@ export interface EventJson {
   tool_calls: EventToolCall[];
   /** The images the payload named at the channel's `ai.images` paths, and what became of each. */
   attachments: Attachment[];
+  /**
+   * The tool call the event waits for an operator's decision on (`awaiting_approval`): the tool,
+   * its arguments as the tool would get them, when it was asked and when the wait times out.
+   */
+  approval: EventApproval | null;
   /** How long the last successful AI call took, in milliseconds. */
   latency_ms: number | null;
   /**
@@ -125,6 +130,7 @@ export function toEventJson(row: EventRow, found?: EventDeliveries): EventJson {
     calls: row.calls ?? [],
     tool_calls: row.tool_calls ?? [],
     attachments: row.attachments ?? [],
+    approval: row.approval ?? null,
     latency_ms: row.latency_ms,
     cost_usd: row.cost_usd,
     thread_key: row.thread_key,

@@ -13,6 +13,15 @@ export interface EventToolCall {
   result: string;
 }
 
+/** The call an event waits with (`awaiting_approval`), as stored and shown. */
+export interface EventApproval {
+  tool: string;
+  /** As the tool would get them (placeholders put back). */
+  arguments: string;
+  requested_at: string;
+  expires_at: string;
+}
+
 /** An event as stored, as every statement that selects EVENT_COLUMNS returns it. */
 export interface EventRow {
   id: string;
@@ -41,6 +50,8 @@ export interface EventRow {
   tool_calls?: EventToolCall[];
   /** The images the payload named and what became of each (src/attachments/). */
   attachments?: Attachment[];
+  /** The tool call the event waits for an operator's decision on; null unless it waits. */
+  approval?: EventApproval | null;
   latency_ms: number | null;
   /** USD, as float8 (stored as an exact numeric). */
   cost_usd: number | null;
@@ -67,6 +78,6 @@ export interface EventRow {
  */
 export const EVENT_COLUMNS = `id, channel_id, received_at, status, payload, octet_length(payload) as payload_bytes,
   payload_truncated, prompt, reply, error, attempts, completed_at, headers, sender_ip, duplicates,
-  provider, model, usage, calls, tool_calls, attachments, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
+  provider, model, usage, calls, tool_calls, attachments, approval, latency_ms, cost_usd::float8 as cost_usd, thread_key, version,
   missing, input_truncated, redactions, history, change_seq, trace_id, cached_from,
   to_char(received_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as received_at_exact`;

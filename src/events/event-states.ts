@@ -5,6 +5,7 @@
  *                ↓
  *             pending (a retry after a passing failure, or given back at shutdown)
  *             processing (taken over by another worker when the lease ran out)
+ *             awaiting_approval → pending (an operator decided, or the wait timed out)
  *
  * and `rejected` for refused requests and `filtered` for payloads the channel's `accept_when` does
  * not accept, which never enter the queue. An admin's replay puts a
@@ -15,6 +16,7 @@
 export const EVENT_STATUSES = [
   'pending',
   'processing',
+  'awaiting_approval',
   'replied',
   'skipped',
   'failed',
@@ -24,7 +26,13 @@ export const EVENT_STATUSES = [
 export type EventStatus = (typeof EVENT_STATUSES)[number];
 
 /** In the queue: waiting for a worker, or held by one. */
-export const UNFINISHED_STATUSES = ['pending', 'processing'] as const;
+export const QUEUED_STATUSES = ['pending', 'processing'] as const;
+
+/**
+ * Not finished: in the queue, or parked out of it while an operator decides on a tool call
+ * (`awaiting_approval` holds no worker and is never claimed).
+ */
+export const UNFINISHED_STATUSES = [...QUEUED_STATUSES, 'awaiting_approval'] as const;
 export type UnfinishedStatus = (typeof UNFINISHED_STATUSES)[number];
 
 /** Done: the queue will not change them (retention may delete them; a replay asks again). */
@@ -42,7 +50,8 @@ export type ReplyOutcomeStatus = (typeof REPLY_OUTCOMES)[number];
 export const EVENT_TRANSITIONS: Readonly<Record<EventStatus, readonly EventStatus[]>> = {
   pending: ['processing'],
   // `processing` again: another worker takes over an event whose lease ran out.
-  processing: ['processing', 'pending', 'replied', 'skipped', 'failed'],
+  processing: ['processing', 'pending', 'awaiting_approval', 'replied', 'skipped', 'failed'],
+  awaiting_approval: ['pending'],
   replied: [],
   skipped: [],
   failed: [],

@@ -1,5 +1,5 @@
 import type { GuardSettings } from './guard-settings.js';
-import { Redactor, restorePlaceholders } from './redactor.js';
+import { Redactor, restorePlaceholders, type RedactorNumbering } from './redactor.js';
 import { escapeBoundaries, Spotlight } from './spotlight.js';
 
 /** An earlier exchange of a thread, with the placeholders its own call sent (to read it whole). */
@@ -7,6 +7,15 @@ export interface GuardedTurn {
   prompt: string;
   reply: string;
   sent?: Readonly<Record<string, string>> | null;
+}
+
+/**
+ * An event's guardrails as plain JSON: its spotlight tag and redaction numbering, so a
+ * conversation parked for an approval goes on with the same tags and numbers.
+ */
+export interface GuardState {
+  tag: string | null;
+  numbering: RedactorNumbering | null;
 }
 
 /** What one AI call sends, as far as the guardrails are concerned. */
@@ -26,14 +35,27 @@ export class EventGuard {
   private readonly spotlight: Spotlight | undefined;
   private readonly restores: boolean;
 
-  private constructor(settings: GuardSettings) {
-    this.redactor = settings.redact?.length ? new Redactor(settings.redact) : undefined;
-    this.spotlight = settings.spotlight ? new Spotlight() : undefined;
+  private constructor(settings: GuardSettings, state?: GuardState) {
+    this.redactor = settings.redact?.length
+      ? new Redactor(settings.redact, state?.numbering ?? undefined)
+      : undefined;
+    this.spotlight = settings.spotlight ? new Spotlight(state?.tag ?? undefined) : undefined;
     this.restores = settings.restore === true && this.redactor !== undefined;
   }
 
-  static of(settings: GuardSettings): EventGuard | undefined {
-    return settings.redact?.length || settings.spotlight ? new EventGuard(settings) : undefined;
+  /** `state`: the guardrails an event had when its conversation was parked, taken up again. */
+  static of(settings: GuardSettings, state?: GuardState): EventGuard | undefined {
+    return settings.redact?.length || settings.spotlight
+      ? new EventGuard(settings, state)
+      : undefined;
+  }
+
+  /** The tag and numbering so far (to park the conversation). */
+  state(): GuardState {
+    return {
+      tag: this.spotlight?.tag ?? null,
+      numbering: this.redactor?.numbering() ?? null,
+    };
   }
 
   /** For renderTemplate: wraps each value in the data tags; undefined without the spotlight. */

@@ -1,6 +1,13 @@
 import { plainText, writtenRange } from './look-alikes.js';
 import { KINDS, REDACTION_KINDS, type RedactionKind } from './redaction-kinds.js';
 
+/** A Redactor's numbering as plain JSON (`Redactor.numbering()`). */
+export interface RedactorNumbering {
+  placeholders: Record<string, [string, string][]>;
+  bySpelling: Record<string, [string, string][]>;
+  sent: [string, string][];
+}
+
 interface Match {
   start: number;
   end: number;
@@ -25,8 +32,33 @@ export class Redactor {
   /** Every placeholder sent, with the value it stands for (as first written). */
   readonly sent = new Map<string, string>();
 
-  constructor(kinds: readonly RedactionKind[]) {
+  constructor(kinds: readonly RedactionKind[], numbering?: RedactorNumbering) {
     this.kinds = REDACTION_KINDS.filter((kind) => kinds.includes(kind));
+    if (numbering) this.takeUp(numbering);
+  }
+
+  /** The numbering so far as plain JSON, to go on with it later (an event parked for approval). */
+  numbering(): RedactorNumbering {
+    const entries = (maps: Map<RedactionKind, Map<string, string>>) =>
+      Object.fromEntries([...maps].map(([kind, map]) => [kind, [...map]]));
+    return {
+      placeholders: entries(this.placeholders),
+      bySpelling: entries(this.bySpelling),
+      sent: [...this.sent],
+    };
+  }
+
+  private takeUp(numbering: RedactorNumbering): void {
+    const fill = (
+      maps: Map<RedactionKind, Map<string, string>>,
+      from: Record<string, [string, string][]>,
+    ) => {
+      for (const [kind, pairs] of Object.entries(from))
+        maps.set(kind as RedactionKind, new Map(pairs));
+    };
+    fill(this.placeholders, numbering.placeholders);
+    fill(this.bySpelling, numbering.bySpelling);
+    for (const [placeholder, value] of numbering.sent) this.sent.set(placeholder, value);
   }
 
   redact(text: string): string {

@@ -12,7 +12,12 @@ const BOUNDARY = /<(\/?data-)/gi;
 export class Spotlight {
   readonly tag: string;
 
-  constructor() {
+  /** `tag`: the one an event was given before (its conversation taken up again); else drawn. */
+  constructor(tag?: string) {
+    if (tag !== undefined) {
+      this.tag = tag;
+      return;
+    }
     let suffix = '';
     for (let i = 0; i < TAG_LENGTH; i++) suffix += TAG_ALPHABET[randomInt(TAG_ALPHABET.length)];
     this.tag = `data-${suffix}`;

@@ -52,6 +52,7 @@ export function aboutSpan(ms: number): string {
 export const STATUS_LABELS: Record<string, string> = {
   pending: 'Pending',
   processing: 'Processing',
+  awaiting_approval: 'Awaiting approval',
   replied: 'Replied',
   skipped: 'Skipped',
   failed: 'Failed',
@@ -62,6 +63,7 @@ export const STATUS_LABELS: Record<string, string> = {
 export const STATUS_HINTS: Record<string, string> = {
   pending: 'Received; waiting for the AI.',
   processing: 'The AI is working on it.',
+  awaiting_approval: 'The model asked for a tool that needs a person: approve or deny the call.',
   replied: 'The AI replied.',
   skipped: 'The prompt rendered empty, so the AI was not asked.',
   failed: 'The AI could not reply, even after retries.',

@@ -66,6 +66,7 @@ export const PANEL_ROLE_RULES: readonly RoleRule[] = [
   rule('GET', '/logs/:eventId/panel', 'viewer'),
   rule('POST', '/logs/:eventId/replay', 'editor'),
   rule('POST', '/logs/:eventId/deliver-again', 'editor'),
+  rule('POST', '/logs/:eventId/approval', 'editor'),
 
   rule('GET', '/providers', 'viewer'),
   rule('POST', '/providers', 'owner'),

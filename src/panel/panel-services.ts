@@ -1,3 +1,4 @@
+import type { ApprovalsService } from '../approvals/approvals-service.js';
 import type { AlertsService } from '../alerts/alerts-service.js';
 import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
@@ -66,6 +67,8 @@ export interface PanelServices {
   replyCache: ReplyCacheService;
   /** Brain Logs replay, one event or a filter's worth. */
   eventsReplay: EventsReplay;
+  /** Approve or Deny the tool call an event waits with. */
+  approvals: ApprovalsService;
   /** Brain Logs live tail. */
   liveStreams: LiveStreams;
   /** The receiver, for the editor's "send test event". */

@@ -179,6 +179,7 @@ const envSchema = z
     ATTACHMENTS_ALLOW_PRIVATE: boolean.optional(),
     ATTACHMENT_TIMEOUT_MS: integer(100, 600_000).default(10_000),
     ATTACHMENT_MAX_BYTES: byteSize.default(bytes.parse('5mb') as number),
+    APPROVAL_TIMEOUT_S: integer(1, 31_536_000).default(86_400),
     ALLOW_PRIVATE_NETWORK: boolean.default(false),
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
@@ -368,6 +369,8 @@ const configSchema = envSchema.transform((e) => ({
   tools: {
     /** Lets the workspaces' tools (`http` and `mcp` URLs) reach loopback and private addresses. */
     allowPrivate: privateAllowed(e, e.TOOLS_ALLOW_PRIVATE),
+    /** How long a call to a tool marked `approval: "always"` waits for a decision, then is denied. */
+    approvalTimeoutS: e.APPROVAL_TIMEOUT_S,
   },
   /** Images of the payload the worker fetches and sends with the prompt (src/attachments/). */
   attachments: {

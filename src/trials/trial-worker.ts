@@ -220,6 +220,8 @@ export class TrialWorker {
     } finally {
       await toolbox?.close();
     }
+    // A trial skips the tools that need an approval and stores no rounds: it always answers.
+    if (asked.kind !== 'answered') throw new Error(`A trial's attempt ended ${asked.kind}.`);
     await this.settle(result, asked.result.calls);
     const call = attemptRecord(asked.result);
     return {

@@ -58,6 +58,7 @@ export function createWorker(ctx: WorkerDeps, overrides: Partial<WorkerOptions> 
     concurrency: config.workerConcurrency,
     maxAttempts: config.ai.maxAttempts,
     retryBaseMs: config.workerRetryBaseMs,
+    approvalTimeoutS: config.tools.approvalTimeoutS,
     ...overrides,
   });
 }

@@ -20,11 +20,14 @@ import type { ImageFetcher } from '../attachments/image-fetcher.js';
 import { threadHistory, type ThreadTurn } from './queue-history.js';
 import { storableText } from './storable-text.js';
 import {
+  continueToolRound,
   keptToolCalls,
   runToolRound,
   type RoundDeps,
+  type RoundOutcome,
   type RoundsState,
   type ToolCallRecord,
+  type WaitingCall,
 } from './tool-rounds.js';
 
 /**
@@ -166,16 +169,39 @@ export async function pricedTargets(
 }
 
 /** One attempt's answer, and the reply as the channel gets it (placeholders put back if asked). */
-export interface AskedAttempt {
+export interface AnsweredAttempt {
+  kind: 'answered';
   /** The last round's answer; its `calls` are every model call of the attempt, oldest first. */
   result: FallbackResult;
   /** The reply text to store; undefined when the attempt gave no usable reply. */
   reply: string | undefined;
   /** The attempt's tool calls (the last TOOL_CALLS_KEPT), oldest first. */
   toolCalls: ToolCallRecord[];
-  /** Set when `onRound` said the event was lost: no result may be stored. */
-  lost?: true;
 }
+
+/** `onRound` said the event was lost: no result may be stored; `calls` were made meanwhile. */
+export interface LostAttempt {
+  kind: 'lost';
+  calls: AiCall[];
+}
+
+/**
+ * An attempt stopped at a tool call that needs an operator's approval: the conversation so far
+ * (to be stored and taken up again by continueAttempt), and the model calls made meanwhile.
+ */
+export interface ParkedAttempt {
+  kind: 'parked';
+  state: RoundsState & { pending: NonNullable<RoundsState['pending']> };
+  waiting: WaitingCall;
+  /** The model calls this part of the attempt made, oldest first (maybe none). */
+  calls: AiCall[];
+  /** The last of them answered (it asked for the tools); undefined when none was made. */
+  last: FallbackResult | undefined;
+  /** The tool calls so far, the waiting one last (the last TOOL_CALLS_KEPT). */
+  toolCalls: ToolCallRecord[];
+}
+
+export type AskedAttempt = AnsweredAttempt | ParkedAttempt | LostAttempt;
 
 /** What an attempt offers the model, and how its rounds are recorded. */
 export interface AttemptTools extends Omit<RoundDeps, 'signal' | 'chatParent'> {
@@ -199,13 +225,43 @@ export async function askAttempt(
   signal: AbortSignal,
   chatParent?: ChatParent,
   tools?: AttemptTools,
+  resumed?: RoundsState,
 ): Promise<AskedAttempt> {
   const { request, guard } = ready;
   const restored = (text: string) =>
     guard ? guard.restore(text, asksForJson(request.responseFormat)) : text;
   const offered = tools?.toolbox.offered() ?? [];
-  const state: RoundsState = { rounds: [], toolCalls: [] };
+  const state: RoundsState = resumed ?? { rounds: [], toolCalls: [] };
   const calls: AiCall[] = [];
+  let last: FallbackResult | undefined;
+  // A round that asked for tools has ended (its state stored), or stopped at an approval.
+  const roundEnded = async (
+    outcome: RoundOutcome,
+  ): Promise<ParkedAttempt | LostAttempt | undefined> => {
+    if (outcome.kind === 'parked') {
+      const toolCalls = keptToolCalls([...state.toolCalls, ...outcome.records]);
+      const pending = outcome.pending;
+      return {
+        kind: 'parked',
+        state: { ...state, pending },
+        waiting: outcome.waiting,
+        calls,
+        last,
+        toolCalls,
+      };
+    }
+    state.rounds.push(outcome.round);
+    state.toolCalls.push(...outcome.records);
+    delete state.pending;
+    if (!tools?.onRound || (await tools.onRound(state))) return undefined;
+    return { kind: 'lost', calls };
+  };
+  if (tools && state.pending) {
+    const stop = await roundEnded(
+      await continueToolRound({ ...tools, signal, chatParent }, state.pending),
+    );
+    if (stop) return stop;
+  }
   for (;;) {
     const toolsOn = state.rounds.length < (tools?.maxRounds ?? 0);
     const asked = offered.length
@@ -229,28 +285,22 @@ export async function askAttempt(
       chatParent,
     );
     calls.push(...result.calls);
+    last = result;
     const toolCalls = keptToolCalls(state.toolCalls);
     const whole = { ...result, calls };
     const asksForTools = result.ok && result.reply.toolCalls?.length;
     if (!tools || !result.ok || !asksForTools) {
       const reply = result.ok ? storableText(restored(result.reply.text)) : undefined;
-      return { result: whole, reply, toolCalls };
+      return { kind: 'answered', result: whole, reply, toolCalls };
     }
-    const { round, records } = await runToolRound(
-      { ...tools, signal, chatParent },
-      state.rounds.length + 1,
-      result.reply.text,
-      result.reply.toolCalls ?? [],
+    const stop = await roundEnded(
+      await runToolRound(
+        { ...tools, signal, chatParent },
+        state.rounds.length + 1,
+        result.reply.text,
+        result.reply.toolCalls ?? [],
+      ),
     );
-    state.rounds.push(round);
-    state.toolCalls.push(...records);
-    if (tools.onRound && !(await tools.onRound(state))) {
-      return {
-        result: whole,
-        reply: undefined,
-        toolCalls: keptToolCalls(state.toolCalls),
-        lost: true,
-      };
-    }
+    if (stop) return stop;
   }
 }

@@ -11,9 +11,12 @@ import {
   prepareRequest,
   pricedTargets,
   type AskedAttempt,
+  type ParkedAttempt,
   type ReadyRequest,
   type RequestDeps,
 } from './event-request.js';
+import { parkConversation, takeUpConversation } from './parked-conversation.js';
+import { parkEvent } from './queue-park.js';
 import type { ClaimedEvent } from './queue-claim.js';
 import type { FinalOutcome, Finish } from './queue-finish.js';
 import { releaseEvent } from './queue-release.js';
@@ -52,10 +55,15 @@ export interface ProcessDeps extends RequestDeps {
   recordSpend: (call: SpentCall) => Promise<void>;
   /** Ends the event with a reply from the cache (`serveFromCache`, gathered); false when the lease was lost. */
   recordServed: (served: Served) => Promise<boolean>;
+  /** APPROVAL_TIMEOUT_S: how long a call waits for an operator's decision. */
+  approvalTimeoutS: number;
 }
 
-/** What became of a claimed event; `lost` means another worker had taken it over. */
-export type ProcessOutcome = ReplyOutcome | 'released' | 'lost';
+/**
+ * What became of a claimed event; `lost` means another worker had taken it over, `parked` that
+ * it waits for an operator's approval of a tool call (out of the queue).
+ */
+export type ProcessOutcome = ReplyOutcome | 'released' | 'lost' | 'parked';
 
 /**
  * Answers one claimed event: renders the channel's template (and system prompt) with the
@@ -93,7 +101,9 @@ export async function processEvent(
     });
   }
 
-  const prepared = await prepareRequest(deps, event);
+  // A conversation an approval stopped goes on as it was: nothing is rendered or drawn again.
+  const parked = event.conversation;
+  const prepared = parked ? takeUpConversation(parked) : await prepareRequest(deps, event);
   if (prepared.kind === 'unreadable') {
     // Accepted events were parsed on arrival, so this means the stored payload was altered.
     log.error({ eventId, error: prepared.error }, 'event failed: stored payload unreadable');
@@ -113,7 +123,8 @@ export async function processEvent(
   // The reply cache (src/reply-cache/): the same request answered within the window is given
   // that answer without a call, before any price or budget matters. A request with images is
   // whole only once they are fetched (their bytes are compared): it is looked up then.
-  const cacheOn = settings.reply_cache_s > 0;
+  // A conversation taken up after an approval has called tools: never served from the cache.
+  const cacheOn = settings.reply_cache_s > 0 && !parked;
   if (cacheOn && !prepared.images.length) {
     const hash = replyCacheHash(prepared, first);
     const served = await replyFromCache(deps, event, prepared, hash, callEnded);
@@ -133,6 +144,7 @@ export async function processEvent(
     inputTruncated,
     redactions: guard?.redactions(),
     redactionValues: guard?.sentValues(),
+    resumed: parked !== null,
   });
   if (attempts === undefined) return lost(deps, eventId);
   if (attempts === OVER_BUDGET) {
@@ -192,6 +204,7 @@ export async function processEvent(
       trial: false,
       metrics: deps.metrics,
       maxRounds: settings.max_tool_rounds,
+      decisions: event.approval_decisions,
       onRound: (state: { toolCalls: ToolCallRecord[] }) =>
         recordToolRound(db, workerId, deps.leaseMs, {
           eventId,
@@ -200,7 +213,7 @@ export async function processEvent(
           redactionValues: guard?.sentValues() ?? null,
         }),
     };
-    asked = await askAttempt(ready, targets, signal, chatParent, tools);
+    asked = await askAttempt(ready, targets, signal, chatParent, tools, parked?.state);
   } catch (error) {
     callEnded();
     if (!signal.aborted) throw error;
@@ -209,11 +222,13 @@ export async function processEvent(
   } finally {
     await toolbox?.close();
   }
-  const { result } = asked;
-  await settleSpend(deps.recordSpend, log, { ...event, eventId }, result.calls);
+  const calls = asked.kind === 'answered' ? asked.result.calls : asked.calls;
+  await settleSpend(deps.recordSpend, log, { ...event, eventId }, calls);
   callEnded();
-  await countCalls(deps.metrics, event.workspace_id, result.calls);
-  if (asked.lost) return lost(deps, eventId);
+  await countCalls(deps.metrics, event.workspace_id, calls);
+  if (asked.kind === 'lost') return lost(deps, eventId);
+  if (asked.kind === 'parked') return park(deps, eventId, prepared, asked);
+  const { result } = asked;
   const call = attemptRecord(result);
   if (!result.ok) return failedCall(deps, event, attempts, result.error, call, finish);
 
@@ -307,6 +322,32 @@ async function failedCall(
   const final = aiError.retryable ? `${message} Gave up after ${attempts} attempts.` : message;
   log.warn({ eventId, attempts, error: final }, 'event failed');
   return finish({ status: 'failed', error: final, rejectedReply }, call);
+}
+
+/**
+ * Stores the conversation of an attempt stopped at a tool call that needs an operator's
+ * approval, and leaves the event out of the queue until a decision (or the timeout) puts it back.
+ */
+async function park(
+  deps: ProcessDeps,
+  eventId: string,
+  ready: ReadyRequest,
+  asked: ParkedAttempt,
+): Promise<ProcessOutcome> {
+  const { guard } = ready;
+  const parkedOk = await parkEvent(deps.db, deps.workerId, {
+    eventId,
+    waiting: asked.waiting,
+    conversation: parkConversation(ready, asked.state),
+    toolCalls: asked.toolCalls,
+    call: asked.last ? attemptRecord({ ...asked.last, calls: asked.calls }) : undefined,
+    redactions: guard?.redactions() ?? null,
+    redactionValues: guard?.sentValues() ?? null,
+    timeoutS: deps.approvalTimeoutS,
+  });
+  if (!parkedOk) return lost(deps, eventId);
+  deps.log.info({ eventId, tool: asked.waiting.tool }, 'event waits for an approval');
+  return 'parked';
 }
 
 function lost(deps: ProcessDeps, eventId: string): ProcessOutcome {

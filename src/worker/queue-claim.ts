@@ -1,6 +1,8 @@
 import type { Queryable } from '../db/database.js';
-import { sqlStatusList, UNFINISHED_STATUSES } from '../events/event-states.js';
+import { sqlStatusList, QUEUED_STATUSES } from '../events/event-states.js';
 import { overBudget } from '../spend/budget-sql.js';
+import type { ParkedConversation } from './parked-conversation.js';
+import type { ApprovalDecision } from './tool-rounds.js';
 
 /** An event reserved for one worker, with what it needs to be answered. */
 export interface ClaimedEvent {
@@ -22,9 +24,13 @@ export interface ClaimedEvent {
   budgeted: boolean;
   /** The `webhook receive` span the event's processing continues (src/tracing/), or null. */
   traceparent: string | null;
+  /** The conversation an approval stopped, to be taken up where it stopped; null otherwise. */
+  conversation: ParkedConversation | null;
+  /** The decisions made on approvals in the current outcome. */
+  approval_decisions: ApprovalDecision[];
 }
 
-const UNFINISHED = sqlStatusList(UNFINISHED_STATUSES);
+const UNFINISHED = sqlStatusList(QUEUED_STATUSES);
 
 /** The statement of claimEvents, built once: a template literal would be a new string per call. */
 const CLAIM_EVENTS = `with recursive active(channel_id) as (
@@ -86,7 +92,8 @@ const CLAIM_EVENTS = `with recursive active(channel_id) as (
   where events.id = next.id and channels.id = events.channel_id
     and workspaces.id = events.workspace_id
   returning events.id, events.workspace_id, events.payload, events.attempts, events.error, events.channel_id,
-    events.thread_key, events.traceparent, channels.template, channels.ai,
+    events.thread_key, events.traceparent, events.conversation, events.approval_decisions,
+    channels.template, channels.ai,
     workspaces.monthly_budget_usd is not null as budgeted`;
 
 /**

@@ -72,6 +72,7 @@ export async function finishEvents(
          then decode(finished.request_hash, 'hex') end,
        reply_unrestored = case when events.tool_calls = '[]'::jsonb
          then finished.reply_unrestored end,
+       conversation = null,
        locked_by = null,
        locked_until = null,
        completed_at = now()

@@ -9,7 +9,8 @@ import { CALLS_COST, KEEP_CALLS, callParams, type AiCallRecord } from './ai-call
  * A server that said how long to wait (`Retry-After`, as `minDelayMs`) is waited at least that
  * long. The error and the attempt's calls are kept so Brain Logs shows why the event is waiting,
  * and the refused answer of a `reply_invalid` (null after any other failure, so a stale one never
- * stands beside another error). Only the lock owner may do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
+ * stands beside another error). A conversation taken up after an approval is dropped: the retry
+ * starts from the first round (the decisions made are kept). Only the lock owner may do this (see `finishEvents`). Resolves to the milliseconds until the event is due again, or
  * undefined when the worker no longer held the event.
  */
 export async function retryEvent(
@@ -36,6 +37,7 @@ export async function retryEvent(
        model = case when $9::text is null then model else $10 end,
        calls = ${KEEP_CALLS('$11::jsonb')},
        rejected_reply = $12,
+       conversation = null,
        locked_by = null,
        locked_until = null
      where id = $1 and locked_by = $2 and status = 'processing'

@@ -18,15 +18,17 @@ export interface Start {
   redactions?: Record<string, number> | null;
   /** The placeholders sent and their values (never shown; for reading the event as history). */
   redactionValues?: Record<string, string> | null;
+  /** A conversation taken up after an approval: its tool calls so far are kept. */
+  resumed?: boolean;
 }
 
 /** The statement of startAttempts, built once. */
 const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('synchronous_commit', 'off', true)),
   started as (
     select * from unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::boolean[],
-                         $8::text[], $9::text[], $10::text[])
+                         $8::text[], $9::text[], $10::text[], $11::boolean[])
       as started(id, prompt, missing, model, input_truncated, redactions, redaction_values,
-                 provider)
+                 provider, resumed)
   ),
   over_budget as (
     select events.id from started
@@ -50,8 +52,8 @@ const START_ATTEMPTS = `with no_flush_wait as materialized (select set_config('s
       input_truncated = started.input_truncated,
       redactions = started.redactions::jsonb,
       redaction_values = started.redaction_values::jsonb,
-      tool_calls = '[]',
-      attachments = '[]',
+      tool_calls = case when started.resumed then events.tool_calls else '[]' end,
+      attachments = case when started.resumed then events.attachments else '[]' end,
       locked_until = now() + $2::integer * interval '1 millisecond'
     from started
     where events.id = started.id and events.locked_by = $1 and events.status = 'processing'
@@ -108,6 +110,7 @@ export async function startAttempts(
       starts.map((start) => (start.redactions ? JSON.stringify(start.redactions) : null)),
       starts.map((start) => (start.redactionValues ? JSON.stringify(start.redactionValues) : null)),
       starts.map((start) => start.provider),
+      starts.map((start) => start.resumed ?? false),
     ],
     // Planned for each call, not prepared under a name: see claimEvents.
     { deadline },

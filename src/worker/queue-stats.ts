@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/database.js';
-import { sqlStatusList, UNFINISHED_STATUSES } from '../events/event-states.js';
+import { sqlStatusList, QUEUED_STATUSES } from '../events/event-states.js';
 import type { QueueStats } from '../metrics/metrics.js';
 
 /** One pass over the unfinished events only (the partial queue index), for the metrics scrape. */
@@ -10,7 +10,7 @@ export async function queueStats(db: Queryable): Promise<QueueStats> {
        count(*) filter (where status = 'processing') as processing,
        extract(epoch from now() - min(received_at) filter (where status = 'pending'))::float8 as oldest
      from events
-     where status in ${sqlStatusList(UNFINISHED_STATUSES)}`,
+     where status in ${sqlStatusList(QUEUED_STATUSES)}`,
   );
   const row = rows[0];
   return {

@@ -27,6 +27,9 @@ export const EVENTS_CHANNEL = 'hookprompt_events';
  */
 export const READY_LEASE_MS = 10_000;
 
+/** APPROVAL_TIMEOUT_S's default, for workers built without the configuration (tests). */
+const DEFAULT_APPROVAL_TIMEOUT_S = 86_400;
+
 export interface WorkerOptions extends QueueSettings {
   db: Database;
   /** The built-in provider `default` (the server's AI_* configuration). */
@@ -53,6 +56,8 @@ export interface WorkerOptions extends QueueSettings {
   openToolbox?: RequestDeps['openToolbox'];
   /** Fetches the images a channel's `ai.images` name (ATTACHMENT_*). */
   imageFetcher?: RequestDeps['imageFetcher'];
+  /** APPROVAL_TIMEOUT_S (default 86,400). */
+  approvalTimeoutS?: number;
 }
 
 /**
@@ -115,6 +120,7 @@ export class Worker {
       recordSpend: options.recordSpend,
       openToolbox: options.openToolbox,
       imageFetcher: options.imageFetcher,
+      approvalTimeoutS: options.approvalTimeoutS ?? DEFAULT_APPROVAL_TIMEOUT_S,
     };
     // While a backlog lasts, an eighth of the slots' worth of events waits ready (under the short
     // ready lease), and a claim is made only once that many are wanted: a claim for each finished

@@ -82,6 +82,7 @@ describe('GET /api/v1/events/{id}', () => {
       calls: [],
       tool_calls: [],
       attachments: [],
+      approval: null,
       latency_ms: null,
       cost_usd: null,
       thread_key: null,

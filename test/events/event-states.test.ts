@@ -6,6 +6,7 @@ import {
   EVENT_TRANSITIONS,
   FINISHED_STATUSES,
   INITIAL_STATUSES,
+  QUEUED_STATUSES,
   REPLY_OUTCOMES,
   UNFINISHED_STATUSES,
   type EventStatus,
@@ -30,8 +31,8 @@ function transitionsIn(text: string): [from: string, to: string][] {
   const set = /set\s+status = (?:'(\w+)'|\$\d+|\w+\.status\b)/.exec(text);
   if (!set) return [];
   const to = set[1] ? [set[1]] : [...REPLY_OUTCOMES];
-  const from = text.includes('sqlStatusList(UNFINISHED_STATUSES)')
-    ? [...UNFINISHED_STATUSES]
+  const from = text.includes('sqlStatusList(QUEUED_STATUSES)')
+    ? [...QUEUED_STATUSES]
     : Array.from(text.matchAll(/where [^`]*status = '(\w+)'/g), (match) => match[1] as string);
   return from.flatMap((f) => to.map((t): [string, string] => [f, t]));
 }

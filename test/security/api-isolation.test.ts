@@ -354,6 +354,13 @@ const ROUTES: RouteCase[] = [
     status: 404,
   },
   {
+    method: 'post',
+    route: '/api/v1/events/{id}/approval',
+    path: (v) => `/events/${v.eventId}/approval`,
+    body: { decision: 'approve' },
+    status: 404,
+  },
+  {
     method: 'get',
     route: '/api/v1/api-keys',
     path: () => '/api-keys',

@@ -122,6 +122,12 @@ export const ID_ROUTES: IdRoute[] = [
   { route: 'post /api/v1/events/{}/replay', parts: ['event'], answers: [event] },
   { route: 'post /api/v1/events/{}/redeliver', parts: ['event'], answers: [event] },
   {
+    route: 'post /api/v1/events/{}/approval',
+    parts: ['event'],
+    body: { decision: 'deny' },
+    answers: [event],
+  },
+  {
     route: 'delete /api/v1/api-keys/{}',
     parts: ['apiKey'],
     answers: [notFound('This API key')],
@@ -190,7 +196,7 @@ export const ID_ROUTES: IdRoute[] = [
     parts: ['channel', 'destination'],
     answers: [channel, notFound('This destination')],
   })),
-  ...['get', 'get /row', 'get /panel', 'post /replay', 'post /deliver-again'].map(
+  ...['get', 'get /row', 'get /panel', 'post /replay', 'post /deliver-again', 'post /approval'].map(
     (what): IdRoute => {
       const [method, suffix = ''] = what.split(' ');
       return { route: `${method} /logs/{}${suffix}`, parts: ['event'], answers: [event] };

@@ -81,13 +81,6 @@ async function addOrderTools(lookup: Record<string, unknown> = {}): Promise<void
   });
 }
 
-async function toolId(name: string): Promise<string> {
-  const listed = await driver.api('get', '/tools').expect(200);
-  return (
-    (listed.body.data as { id: string; name: string }[]).find((t) => t.name === name)?.id ?? ''
-  );
-}
-
 async function channelWith(ai: Record<string, unknown>): Promise<ChannelJson> {
   return driver.createChannel({ name: 'Support', template: 'Ticket: {{text}}', ai });
 }
@@ -266,24 +259,6 @@ describe('tool rounds on an openai provider', () => {
     expect(results.map((m) => m.tool_call_id)).toEqual(
       Array.from({ length: 10 }, (_, i) => `call_${i + 1}`),
     );
-  });
-
-  it('never calls a tool that needs an approval', async () => {
-    await addOrderTools();
-    await driver
-      .api('patch', '/tools/' + (await toolId('refund')))
-      .send({ approval: 'always' })
-      .expect(200);
-    const channel = await channelWith({ tools: ['lookup', 'refund'] });
-    ai.enqueue(toolCallsAnswer(['refund', '{"order":"A1"}']), { body: chatCompletion('Sorry.') });
-
-    const event = await answered(channel);
-
-    expect(event.tool_calls).toMatchObject([
-      { tool: 'refund', status: 'refused', http_status: null, latency_ms: null },
-    ]);
-    expect(event.tool_calls[0]?.result).toMatch(/needs an operator's approval/);
-    expect(endpoint.requests).toHaveLength(0);
   });
 
   it('after max_tool_rounds, asks once more with the tools switched off but listed', async () => {

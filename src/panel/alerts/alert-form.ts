@@ -14,6 +14,7 @@ export const CONDITION_FIELDS: Readonly<Record<ConditionType, readonly string[]>
   delivery_failed: ['after_attempts'],
   queue_age: ['seconds'],
   budget: ['percent'],
+  approval_waiting: [],
 };
 export const CONDITION_TYPES = Object.keys(CONDITION_FIELDS) as ConditionType[];
 
@@ -24,6 +25,7 @@ export const CONDITION_LABELS: Readonly<Record<ConditionType, string>> = {
   delivery_failed: 'A delivery failed',
   queue_age: 'Events wait too long',
   budget: 'Budget spent',
+  approval_waiting: 'A tool call waits for approval',
 };
 
 /** Each field of the form in words, by its HTML id without `alert-`. */
@@ -69,6 +71,7 @@ export const CHANNEL_TYPES: readonly ConditionType[] = [
   'failure_rate',
   'rejections',
   'delivery_failed',
+  'approval_waiting',
 ];
 
 /**

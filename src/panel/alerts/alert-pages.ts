@@ -232,6 +232,8 @@ export function describeCondition(
       return `Oldest pending event older than ${condition.seconds} s`;
     case 'budget':
       return `${condition.percent}% of the monthly budget spent`;
+    case 'approval_waiting':
+      return `A tool call waits for approval${channel}`;
   }
 }
 
@@ -249,5 +251,7 @@ export function describeValue(condition: AlertCondition, value: number | null): 
       return `${Math.round(value)} s`;
     case 'budget':
       return `${Math.round(value * 10) / 10}% spent`;
+    case 'approval_waiting':
+      return `${value} waiting`;
   }
 }

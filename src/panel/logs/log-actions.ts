@@ -74,6 +74,21 @@ export function logActions(ctx: PanelServices): Router {
     res.redirect(303, back.startsWith('/logs') ? back : `/logs/${id}`);
   });
 
+  // Approve or Deny, with a note, on the event (its page or the detail beside the list).
+  router.post('/:eventId/approval', async (req, res) => {
+    const id = req.params.eventId;
+    const decision = formField(req.body, 'decision') === 'approve' ? 'approve' : 'deny';
+    const note = formField(req.body, 'note');
+    await flashOutcome(ctx, res, async () => {
+      await ctx.approvals.decide(workspaceId(res), id, { decision, note });
+      return decision === 'approve'
+        ? `Event #${id}: the call is approved; the event goes on.`
+        : `Event #${id}: the call is denied; the model is told so.`;
+    });
+    const back = formField(req.body, 'back');
+    res.redirect(303, back.startsWith('/logs') ? back : `/logs/${id}`);
+  });
+
   return router;
 }
 

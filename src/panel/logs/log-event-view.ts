@@ -38,6 +38,17 @@ export interface EventView extends EventJson {
   deliveries: (EventJson['deliveries'][number] & { name: string })[];
   /** The tool calls of the outcome, their arguments laid out when they are JSON. */
   toolCallViews: ToolCallView[];
+  /** The call the event waits with for an operator's decision; null unless it waits. */
+  approvalView: ApprovalView | null;
+}
+
+/** The call an event waits with, as the outcome shows it above Approve and Deny. */
+export interface ApprovalView {
+  tool: string;
+  /** As the tool would get them, laid out when they are JSON. */
+  argumentsText: string;
+  requestedAt: string;
+  expiresAt: string;
 }
 
 /** One tool call as the outcome shows it. */
@@ -98,6 +109,14 @@ export function eventView(
       argumentsText: prettyPayload(call.arguments).text,
       result: call.result,
     })),
+    approvalView: event.approval
+      ? {
+          tool: event.approval.tool,
+          argumentsText: prettyPayload(event.approval.arguments).text,
+          requestedAt: event.approval.requested_at,
+          expiresAt: event.approval.expires_at,
+        }
+      : null,
   };
 }
 
