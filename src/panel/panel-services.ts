@@ -1,4 +1,5 @@
 import type { AlertsService } from '../alerts/alerts-service.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
@@ -35,6 +36,8 @@ export interface PanelServices {
   metrics: Metrics;
   admins: AdminsService;
   sessions: SessionsService;
+  /** Who changed what in the workspace (the `/audit` page). */
+  auditLog: AuditLog;
   /** Sign-in with the company's identity provider; undefined when OIDC_* is not set. */
   oidcSignIns: OidcSignIns | undefined;
   /** Adding and removing the admins of a workspace. */
