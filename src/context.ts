@@ -3,6 +3,8 @@ import { createAlertsEvaluator, type AlertsEvaluator } from './alerts/alerts-eva
 import { ApprovalTimeouts } from './approvals/approval-timeouts.js';
 import { ApprovalsService } from './approvals/approvals-service.js';
 import { AlertsService } from './alerts/alerts-service.js';
+import { AuditLog } from './audit/audit-log.js';
+import { AuditRetention } from './audit/audit-retention.js';
 import { AdminsService } from './auth/admins-service.js';
 import { createFirstAdmin } from './auth/first-admin.js';
 import { InvitationsService } from './auth/invitations-service.js';
@@ -150,6 +152,10 @@ export class AppContext {
   readonly alertsEvaluator: AlertsEvaluator | undefined;
   /** Deletes old events; absent in a `ROLE=web` process or when events are kept forever. */
   readonly retention: EventsRetention | undefined;
+  /** Who changed what: read by the API and the panel (written inside each change's transaction). */
+  readonly auditLog: AuditLog;
+  /** Deletes audit entries older than AUDIT_RETENTION_DAYS; absent in a `ROLE=web` process. */
+  readonly auditRetention: AuditRetention | undefined;
   private defaultWorkspace: string | undefined;
   private limits: HookRateLimits | undefined;
   private running: StartOptions | undefined;
@@ -239,6 +245,10 @@ export class AppContext {
     this.trialWorker = background ? createTrialWorker(this) : undefined;
     this.deliveryWorker = background ? createDeliveryWorker(this) : undefined;
     this.retention = background ? createEventsRetention(this) : undefined;
+    this.auditLog = new AuditLog(db);
+    this.auditRetention = background
+      ? new AuditRetention({ db, log, retentionDays: config.auditRetentionDays })
+      : undefined;
     this.alertsEvaluator = background ? createAlertsEvaluator(this) : undefined;
     this.approvalTimeouts = background ? new ApprovalTimeouts(this.approvals, log) : undefined;
   }
@@ -281,6 +291,7 @@ export class AppContext {
       await this.trialWorker?.start();
       await this.deliveryWorker?.start();
       this.retention?.start();
+      this.auditRetention?.start();
       this.alertsEvaluator?.start();
       this.approvalTimeouts?.start();
     }
@@ -299,6 +310,7 @@ export class AppContext {
         step('reply delivery', async () => this.deliveryWorker?.stop()),
       ]);
       await step('event retention', async () => this.retention?.stop());
+      await step('audit retention', async () => this.auditRetention?.stop());
       await step('alerts', async () => this.alertsEvaluator?.stop());
       await step('approval timeouts', async () => this.approvalTimeouts?.stop());
     }

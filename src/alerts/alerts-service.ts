@@ -1,3 +1,4 @@
+import { changesBetween, recordAudit } from '../audit/record-audit.js';
 import { Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { randomUUID } from 'node:crypto';
@@ -75,9 +76,17 @@ export class AlertsService {
     const notify = await this.notifyWrite(input.notify, undefined);
     return this.db.transaction(async (tx) => {
       await requireRoom(tx, workspaceId, 'alerts');
-      return toAlertJson(
+      const alert = toAlertJson(
         await repo.insertAlert(tx, this.secrets, workspaceId, { ...input, ...notify }),
       );
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'alert.create',
+        target: { kind: 'alert', id: alert.id },
+        // Where it notifies may hold a secret (a webhook URL, a bot token): recorded as changed.
+        changes: changesBetween(undefined, alert, Object.keys(input), ['notify']),
+      });
+      return alert;
     });
   }
 
@@ -87,16 +96,36 @@ export class AlertsService {
     if (changes.condition) await this.requireChannel(workspaceId, changes.condition);
     const { notify: given, ...rest } = changes;
     const notify = given ? await this.notifyWrite(given, before) : {};
-    const row = await repo.updateAlert(this.db, this.secrets, workspaceId, id, {
-      ...rest,
-      ...notify,
+    return this.db.transaction(async (tx) => {
+      const row = await repo.updateAlert(tx, this.secrets, workspaceId, id, {
+        ...rest,
+        ...notify,
+      });
+      if (!row) throw notFound('This alert');
+      const alert = toAlertJson(row);
+      const members = Object.keys(changes);
+      // Enabling and disabling are their own actions, as the panel's buttons are.
+      const action =
+        members.length === 1 && changes.enabled !== undefined
+          ? changes.enabled
+            ? 'alert.enable'
+            : 'alert.disable'
+          : 'alert.update';
+      await recordAudit(tx, {
+        workspaceId,
+        action,
+        target: { kind: 'alert', id },
+        changes: changesBetween(toAlertJson(before), alert, members, ['notify']),
+      });
+      return alert;
     });
-    if (!row) throw notFound('This alert');
-    return toAlertJson(row);
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.deleteAlert(this.db, workspaceId, id))) throw notFound('This alert');
+    await this.db.transaction(async (tx) => {
+      if (!(await repo.deleteAlert(tx, workspaceId, id))) throw notFound('This alert');
+      await recordAudit(tx, { workspaceId, action: 'alert.delete', target: { kind: 'alert', id } });
+    });
   }
 
   /**

@@ -27,6 +27,7 @@ export function requireApiKey(apiKeys: ApiKeysService): RequestHandler {
     res.locals.workspaceId = access.workspaceId;
     res.locals.role = access.role;
     res.locals.caller = `api-key:${sha256Hex(key)}`;
+    res.locals.actor = access.actor;
     next();
   };
 }

@@ -80,6 +80,7 @@ export const API_ROLE_RULES: readonly RoleRule[] = [
   rule('POST', '/alerts/:alertId/test', 'owner'),
 
   rule('GET', '/audit', 'owner'),
+  rule('GET', '/audit/export', 'owner'),
 ];
 
 export const API_ROLES = new RolePolicy(API_ROLE_RULES);

@@ -1,3 +1,6 @@
+import { auditOrigin, type AuditActor } from '../audit/audit-context.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import { auditRoutes } from '../audit/audit-routes.js';
 import { Router } from 'express';
 import { alertsRoutes } from '../alerts/alerts-routes.js';
 import type { AlertsService } from '../alerts/alerts-service.js';
@@ -56,6 +59,7 @@ export interface ApiServices {
   liveStreams: LiveStreams;
   invitations: InvitationsService;
   alerts: AlertsService;
+  auditLog: AuditLog;
 }
 
 /**
@@ -70,6 +74,8 @@ export function apiRouter(services: ApiServices): Router {
   // Every route's role is checked here, from one table, before the route runs.
   router.use(API_ROLES.gate((res) => res.locals.role as Role));
   router.use(jsonBody());
+  // The key is the actor of every change this request makes (the audit log).
+  router.use(auditOrigin((res) => res.locals.actor as AuditActor));
   router.use(workspaceRoutes(services.workspaces));
   router.use(channelsRoutes(services.channels));
   router.use(trialsRoutes(services.trials));
@@ -92,6 +98,7 @@ export function apiRouter(services: ApiServices): Router {
   router.use(apiKeysRoutes(services.apiKeys));
   router.use(adminsRoutes(services.invitations));
   router.use(alertsRoutes(services.alerts));
+  router.use(auditRoutes(services.auditLog));
   router.use(() => {
     throw notFound('This API path');
   });

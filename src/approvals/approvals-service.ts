@@ -2,6 +2,7 @@ import type { Database } from '../db/database.js';
 import type { EventJson } from '../events/event-object.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { decideApproval, type Decision } from '../worker/queue-decide-approval.js';
+import { recordAudit, type AuditChanges } from '../audit/record-audit.js';
 import { approvalErrors } from './approval-errors.js';
 import { listExpiredApprovals, lockEventStatus } from './approvals-repo.js';
 
@@ -72,6 +73,24 @@ export class ApprovalsService {
       if (status === undefined) throw notFound('This event');
       if (status !== 'awaiting_approval') throw approvalErrors.notAwaiting(status);
       await decideApproval(tx, workspaceId, eventId, decision);
+      // The timeout's decision is the system's: no request, so no admin, is behind it.
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'event.approval',
+        target: { kind: 'event', id: eventId },
+        changes: approvalChanges(decision),
+      });
     });
   }
+}
+
+/** A decision as the audit log shows it: what was decided, with the note or the timeout. */
+function approvalChanges({ decision, note, timedOut }: Decision): AuditChanges {
+  const changes: AuditChanges = {
+    status: { before: 'awaiting_approval', after: 'pending' },
+    decision: { before: null, after: decision },
+  };
+  if (note) changes.note = { before: null, after: note };
+  if (timedOut) changes.reason = { before: null, after: 'approval timed out' };
+  return changes;
 }

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/record-audit.js';
 import type { Database } from '../db/database.js';
 import type { Workspace, WorkspacesService } from '../workspaces/workspaces-service.js';
 import * as repo from './admins-repo.js';
@@ -43,6 +44,12 @@ export class AdminsService {
     return this.db.transaction(async (tx) => {
       const workspace = await this.workspaces.create(name, chatQuota, tx);
       await repo.addMembership(tx, adminId, workspace.id, 'owner');
+      await recordAudit(tx, {
+        workspaceId: workspace.id,
+        action: 'workspace.create',
+        target: { kind: 'workspace', id: workspace.id },
+        changes: { name: { before: null, after: name } },
+      });
       return workspace;
     });
   }

@@ -1,4 +1,6 @@
-import type { Database } from '../db/database.js';
+import { currentOrigin } from '../audit/audit-context.js';
+import { recordAudit } from '../audit/record-audit.js';
+import type { Database, Queryable } from '../db/database.js';
 import { AppError, notFound } from '../platform/errors.js';
 import { lastOwner, type Role } from '../platform/roles.js';
 import { newToken, sha256Hex } from '../platform/secrets.js';
@@ -72,11 +74,20 @@ export class InvitationsService {
     role: Role,
   ): Promise<InviteResult> {
     const token = newToken(256);
-    const row = await repo.insertInvitation(
-      this.db,
-      { workspaceId, email, role, tokenHash: sha256Hex(token), invitedBy },
-      INVITATION_VALID_HOURS,
-    );
+    const row = await this.db.transaction(async (tx) => {
+      const inserted = await repo.insertInvitation(
+        tx,
+        { workspaceId, email, role, tokenHash: sha256Hex(token), invitedBy },
+        INVITATION_VALID_HOURS,
+      );
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'invitation.create',
+        target: { kind: 'invitation', id: inserted.id },
+        changes: { email, role },
+      });
+      return inserted;
+    });
     return { invitation: toInvitation(row), link: `${this.publicBaseUrl}/invitations/${token}` };
   }
 
@@ -104,6 +115,7 @@ export class InvitationsService {
       if (!row) return undefined;
       const admin = await admins.insertAdmin(tx, row.email, passwordHash);
       await admins.addMembership(tx, admin.id, row.workspace_id, row.role);
+      await recordJoin(tx, row, admin);
       return {
         kind: 'joined',
         admin: { id: admin.id, email: admin.email },
@@ -126,6 +138,7 @@ export class InvitationsService {
       const row = await repo.acceptInvitation(tx, sha256Hex(token));
       if (!row) return undefined;
       await admins.addMembership(tx, admin.id, row.workspace_id, row.role);
+      await recordJoin(tx, row, admin);
       return { kind: 'joined', workspaceId: row.workspace_id, workspaceName: row.workspace_name };
     });
   }
@@ -135,7 +148,14 @@ export class InvitationsService {
   }
 
   async cancel(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.cancelInvitation(this.db, workspaceId, id))) throw notFound('This invitation');
+    await this.db.transaction(async (tx) => {
+      if (!(await repo.cancelInvitation(tx, workspaceId, id))) throw notFound('This invitation');
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'invitation.cancel',
+        target: { kind: 'invitation', id },
+      });
+    });
   }
 
   members(workspaceId: string): Promise<repo.MemberRow[]> {
@@ -165,6 +185,11 @@ export class InvitationsService {
       if (!members.some((member) => member.adminId === adminId)) throw notFound('This admin');
       if (isLastOwner(members, adminId)) throw lastOwner();
       await repo.removeMembership(tx, workspaceId, adminId);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'admin.remove',
+        target: { kind: 'admin', id: adminId },
+      });
     });
   }
 
@@ -179,6 +204,13 @@ export class InvitationsService {
       if (!member) throw notFound('This admin');
       if (role !== 'owner' && isLastOwner(members, adminId)) throw lastOwner();
       await repo.setMemberRole(tx, workspaceId, adminId, role);
+      if (member.role !== role)
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'admin.role',
+          target: { kind: 'admin', id: adminId },
+          changes: { role: { before: member.role, after: role } },
+        });
       const row = await admins.findAdmin(tx, adminId);
       return { id: adminId, email: row?.email ?? '', role };
     });
@@ -189,4 +221,23 @@ export class InvitationsService {
 function isLastOwner(members: { adminId: string; role: Role }[], adminId: string): boolean {
   const owners = members.filter((member) => member.role === 'owner');
   return owners.length === 1 && owners[0]?.adminId === adminId;
+}
+
+/**
+ * An invitation used: the admin who joined is the actor (they are not signed in yet when they
+ * accept with a new password), from the request's address when there is one.
+ */
+function recordJoin(
+  tx: Queryable,
+  invitation: { id: string; workspace_id: string; role: Role },
+  admin: Admin,
+): Promise<void> {
+  const { ip, userAgent } = currentOrigin();
+  return recordAudit(tx, {
+    workspaceId: invitation.workspace_id,
+    action: 'invitation.accept',
+    target: { kind: 'invitation', id: invitation.id },
+    changes: { admin_id: admin.id, role: invitation.role },
+    origin: { actor: { kind: 'admin', id: admin.id, name: admin.email }, ip, userAgent },
+  });
 }

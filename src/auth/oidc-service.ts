@@ -1,3 +1,5 @@
+import { currentOrigin } from '../audit/audit-context.js';
+import { recordAudit } from '../audit/record-audit.js';
 import type { Database, Queryable } from '../db/database.js';
 import type { Config } from '../platform/config.js';
 import { emailAddress } from '../platform/email-address.js';
@@ -148,7 +150,7 @@ export class OidcSignIns {
       const made = await admins.insertAdminWithoutPassword(tx, email);
       // Made meanwhile by a sign-in of the same person in another tab: theirs already.
       if (!made) return this.madeMeanwhile(tx, email);
-      await this.joinFirstWorkspace(tx, made.id);
+      await this.joinFirstWorkspace(tx, { id: made.id, email: made.email });
       return { admin: { id: made.id, email: made.email }, created: true };
     });
   }
@@ -166,7 +168,16 @@ export class OidcSignIns {
    * The one place an account made by a sign-in joins a workspace, the way every admin joins
    * one, with the role OIDC_DEFAULT_ROLE names.
    */
-  private joinFirstWorkspace(tx: Queryable, adminId: string): Promise<void> {
-    return admins.addMembership(tx, adminId, this.firstWorkspaceId(), this.settings.defaultRole);
+  private async joinFirstWorkspace(tx: Queryable, admin: Admin): Promise<void> {
+    const workspaceId = this.firstWorkspaceId();
+    const role = this.settings.defaultRole;
+    await admins.addMembership(tx, admin.id, workspaceId, role);
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'admin.create',
+      target: { kind: 'admin', id: admin.id },
+      changes: { email: admin.email, role, via: 'oidc' },
+      origin: { ...currentOrigin(), actor: { kind: 'admin', id: admin.id, name: admin.email } },
+    });
   }
 }

@@ -68,8 +68,16 @@ export async function resumeSession(
   return rows[0];
 }
 
-export async function deleteSession(db: Queryable, tokenHash: string): Promise<void> {
-  await db.query('delete from admin_sessions where token_hash = $1', [tokenHash]);
+/** Ends a session; says whose it was and which workspace it had open, if it existed. */
+export async function deleteSession(
+  db: Queryable,
+  tokenHash: string,
+): Promise<{ admin_id: string; workspace_id: string | null } | undefined> {
+  const { rows } = await db.query<{ admin_id: string; workspace_id: string | null }>(
+    `delete from admin_sessions where token_hash = $1 returning admin_id::text, workspace_id::text`,
+    [tokenHash],
+  );
+  return rows[0];
 }
 
 export async function deleteExpiredSessions(db: Queryable): Promise<void> {

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/record-audit.js';
 import type { Database, Queryable } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
 import { isJsonObject, parsePayload } from '../template/index.js';
@@ -40,6 +41,12 @@ export class EventsReplay {
       if (!isReplayable(event)) throw eventErrors.notReplayable();
       if (!(await this.workspaces.takeChats(workspaceId, 1, tx))) return false;
       await requeueEvents(tx, workspaceId, [id], REPLAY_FROM);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'event.replay',
+        target: { kind: 'event', id },
+        changes: { status: { before: event.status, after: 'pending' } },
+      });
       return true;
     });
     if (!paid) throw await this.quotaError(workspaceId);
@@ -72,6 +79,12 @@ export class EventsReplay {
       if (replayed < ids.length) {
         await this.workspaces.takeChats(workspaceId, replayed - ids.length, tx);
       }
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'event.replay_bulk',
+        target: { kind: 'event', id: null },
+        changes: { filter, count: replayed },
+      });
       return replayed;
     });
     if (count === undefined) throw await this.quotaError(workspaceId);

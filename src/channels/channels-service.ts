@@ -6,6 +6,7 @@ import {
   toAiSettings,
   type AiSettings,
 } from '../ai/ai-settings.js';
+import { CHANGED, changesBetween, recordAudit, type AuditChanges } from '../audit/record-audit.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { notFound, invalidField } from '../platform/errors.js';
@@ -156,22 +157,22 @@ export class ChannelsService {
     };
     const names = namedProviders(ai);
     const { destinations, reply_delivery } = input;
-    const row =
-      names.every((name) => name === DEFAULT_PROVIDER) &&
-      ai.tools.length === 0 &&
-      !destinations?.length &&
-      !reply_delivery
-        ? await repo.insertChannel(this.db, this.secrets, channel)
-        : await this.db.transaction(async (tx) => {
-            await this.options.requireProviders(tx, workspaceId, names);
-            await this.options.requireTools(tx, workspaceId, ai.tools);
-            const inserted = await repo.insertChannel(tx, this.secrets, channel);
-            if (reply_delivery)
-              await this.options.destinations.writeReplyDelivery(tx, inserted.id, reply_delivery);
-            if (destinations)
-              await this.options.destinations.replace(tx, inserted.id, destinations);
-            return inserted;
-          });
+    const row = await this.db.transaction(async (tx) => {
+      if (names.some((name) => name !== DEFAULT_PROVIDER))
+        await this.options.requireProviders(tx, workspaceId, names);
+      if (ai.tools.length) await this.options.requireTools(tx, workspaceId, ai.tools);
+      const inserted = await repo.insertChannel(tx, this.secrets, channel);
+      if (reply_delivery)
+        await this.options.destinations.writeReplyDelivery(tx, inserted.id, reply_delivery);
+      if (destinations) await this.options.destinations.replace(tx, inserted.id, destinations);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'channel.create',
+        target: { kind: 'channel', id: inserted.id },
+        changes: changesBetween(undefined, auditedMembers(inserted), AUDITED_MEMBERS),
+      });
+      return inserted;
+    });
     return this.withDestinations(row);
   }
 
@@ -218,6 +219,8 @@ export class ChannelsService {
     const acceptWhen = accept_when === undefined ? undefined : (accept_when ?? []);
     const reply = await this.replyChanges(reply_delivery, destinations);
     const write = async (db: Queryable) => {
+      const before = await repo.findChannel(db, workspaceId, id, { forUpdate: true });
+      if (!before) throw notFound('This channel');
       let senders;
       if (verification || allowed_ips || allowed_origins || dedup) {
         const stored = await repo.findSenderSettings(db, this.secrets, workspaceId, id);
@@ -226,10 +229,7 @@ export class ChannelsService {
       }
       let merged: AiSettings | undefined;
       if (ai !== undefined) {
-        const current = orNotFound(
-          await repo.findChannel(db, workspaceId, id, { forUpdate: true }),
-        );
-        merged = mergeAiSettings(toAiSettings(current.ai), ai);
+        merged = mergeAiSettings(toAiSettings(before.ai), ai);
         await this.options.requireProviders(db, workspaceId, namedProviders(merged));
         await this.options.requireTools(db, workspaceId, merged.tools);
       }
@@ -243,12 +243,37 @@ export class ChannelsService {
       if (row && reply_delivery)
         await this.options.destinations.writeReplyDelivery(db, row.id, reply_delivery);
       if (row && destinations) await this.options.destinations.replace(db, row.id, destinations);
+      if (row) {
+        // Secrets (the verification secret, the reply URL's and destinations' credentials)
+        // are recorded as changed, never as what they are.
+        const secret = [
+          ...(verification?.secret !== undefined ? ['verification.secret'] : []),
+          ...(reply_delivery !== undefined ? ['reply_delivery'] : []),
+          ...(destinations !== undefined ? ['destinations'] : []),
+        ];
+        const given = Object.keys(changes).filter((member) => AUDITED_MEMBERS.includes(member));
+        // Turning a channel on or off is its own action, as the panel's button is.
+        const onlyEnabled = Object.keys(changes).length === 1 && plain.enabled !== undefined;
+        const action = !onlyEnabled
+          ? 'channel.update'
+          : plain.enabled
+            ? 'channel.enable'
+            : 'channel.disable';
+        await recordAudit(db, {
+          workspaceId,
+          action,
+          target: { kind: 'channel', id },
+          changes: changesBetween(
+            auditedMembers(before),
+            auditedMembers(row),
+            [...given, ...secret],
+            secret,
+          ),
+        });
+      }
       return row;
     };
-    const row =
-      ai === undefined && destinations === undefined && reply_delivery === undefined
-        ? await write(this.db)
-        : await this.db.transaction(write);
+    const row = await this.db.transaction(write);
     if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
   }
@@ -297,7 +322,10 @@ export class ChannelsService {
   async restore(workspaceId: string, id: string, version: number): Promise<Channel> {
     const kept = await repo.findChannelVersion(this.db, workspaceId, id, version);
     if (!kept) throw notFound('This version');
-    return this.replacePrompt(workspaceId, id, kept.template, toAiSettings(kept.ai));
+    return this.replacePrompt(workspaceId, id, kept.template, toAiSettings(kept.ai), {
+      action: 'channel.restore',
+      changes: { restored_version: version },
+    });
   }
 
   /**
@@ -309,15 +337,30 @@ export class ChannelsService {
     id: string,
     template: string,
     ai: AiSettings,
+    /** How the audit log records it: a restore of the channel, a trial's promote. */
+    audit: { action: string; target?: { kind: string; id: string }; changes?: AuditChanges },
   ): Promise<Channel> {
     const row = await this.db.transaction(async (tx) => {
+      const before = await repo.findChannel(tx, workspaceId, id, { forUpdate: true });
+      if (!before) return undefined;
       await this.options.requireProviders(tx, workspaceId, namedProviders(ai));
       await this.options.requireTools(tx, workspaceId, ai.tools);
-      return repo.updateChannel(tx, this.secrets, workspaceId, id, {
+      const row = await repo.updateChannel(tx, this.secrets, workspaceId, id, {
         template,
         ai,
         reply: { secret: newSigningSecret(), signing: false },
       });
+      if (row)
+        await recordAudit(tx, {
+          workspaceId,
+          action: audit.action,
+          target: audit.target ?? { kind: 'channel', id },
+          changes: {
+            ...audit.changes,
+            ...changesBetween(auditedMembers(before), auditedMembers(row), ['template', 'ai']),
+          },
+        });
+      return row;
     });
     if (row) this.options.onChanged?.(row.webhook_token_hash);
     return this.withDestinations(orNotFound(row));
@@ -326,21 +369,40 @@ export class ChannelsService {
   /** The old URL stops working at once: requests are matched by the token's hash, which changes here. */
   async regenerateUrl(workspaceId: string, id: string): Promise<Channel> {
     const token = newWebhookToken();
-    const row = await repo.replaceWebhookToken(
-      this.db,
-      this.secrets,
-      workspaceId,
-      id,
-      token,
-      hashWebhookToken(token),
-    );
+    const row = await this.db.transaction(async (tx) => {
+      const replaced = await repo.replaceWebhookToken(
+        tx,
+        this.secrets,
+        workspaceId,
+        id,
+        token,
+        hashWebhookToken(token),
+      );
+      if (replaced)
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'channel.regenerate_url',
+          target: { kind: 'channel', id },
+          changes: { webhook_url: CHANGED },
+        });
+      return replaced;
+    });
     // The old URL stops working in this process now, not when its notification arrives.
     if (row) this.options.onChanged?.(row.previous_token_hash);
     return this.withDestinations(orNotFound(row));
   }
 
   async delete(workspaceId: string, id: string): Promise<void> {
-    const tokenHash = await repo.markChannelDeleted(this.db, workspaceId, id);
+    const tokenHash = await this.db.transaction(async (tx) => {
+      const deleted = await repo.markChannelDeleted(tx, workspaceId, id);
+      if (deleted !== undefined)
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'channel.delete',
+          target: { kind: 'channel', id },
+        });
+      return deleted;
+    });
     if (tokenHash === undefined) throw notFound('This channel');
     this.options.onChanged?.(tokenHash);
   }
@@ -349,4 +411,31 @@ export class ChannelsService {
 function orNotFound(row: repo.ChannelRow | undefined): repo.ChannelRow {
   if (!row) throw notFound('This channel');
   return row;
+}
+
+/** The members of a channel the audit log shows before and after a change (no secrets). */
+const AUDITED_MEMBERS = [
+  'name',
+  'enabled',
+  'template',
+  'ai',
+  'verification',
+  'allowed_ips',
+  'allowed_origins',
+  'dedup',
+  'accept_when',
+];
+
+function auditedMembers(row: repo.ChannelRow): Record<string, unknown> {
+  return {
+    name: row.name,
+    enabled: row.enabled,
+    template: row.template,
+    ai: toAiSettings(row.ai),
+    verification: row.verification,
+    allowed_ips: row.allowed_ips,
+    allowed_origins: row.allowed_origins,
+    dedup: row.dedup,
+    accept_when: row.accept_when ?? [],
+  };
 }

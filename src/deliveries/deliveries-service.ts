@@ -1,4 +1,5 @@
-import type { Queryable } from '../db/database.js';
+import { recordAudit } from '../audit/record-audit.js';
+import type { Database } from '../db/database.js';
 import { AppError } from '../platform/errors.js';
 import type {
   DestinationDelivery,
@@ -39,7 +40,7 @@ const RATE_WINDOW = 100;
 /** Reply delivery seen from the API and the panel: secrets, states, attempts, "deliver again". */
 export class DeliveriesService {
   constructor(
-    private readonly db: Queryable,
+    private readonly db: Database,
     /** The targets' room, which keeps the reply URL's signing secrets. */
     private readonly destinations: Pick<DestinationsService, 'replySecret' | 'rotateReplySecret'>,
   ) {}
@@ -120,7 +121,17 @@ export class DeliveriesService {
    * now — every one of the event's, or only its message to `destinationId`.
    */
   async deliverAgain(workspaceId: string, eventId: string, destinationId?: string): Promise<void> {
-    if (await redeliver(this.db, workspaceId, eventId, destinationId)) return;
+    const redelivered = await this.db.transaction(async (tx) => {
+      if (!(await redeliver(tx, workspaceId, eventId, destinationId))) return false;
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'event.redeliver',
+        target: { kind: 'event', id: eventId },
+        changes: destinationId === undefined ? {} : { destination_id: destinationId },
+      });
+      return true;
+    });
+    if (redelivered) return;
     throw new AppError(
       409,
       'delivery_not_failed',

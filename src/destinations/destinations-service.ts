@@ -1,3 +1,4 @@
+import { CHANGED, recordAudit } from '../audit/record-audit.js';
 import type { Condition } from '../conditions/condition-schemas.js';
 import type { Database, Queryable } from '../db/database.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
@@ -252,14 +253,24 @@ export class DestinationsService {
 
   /** A new signing secret; the previous one keeps signing too for ROTATION_OVERLAP_HOURS. */
   async rotateReplySecret(workspaceId: string, channelId: string): Promise<string> {
-    const secret = await replyUrl.rotateReplySecret(
-      this.db,
-      this.secrets,
-      workspaceId,
-      channelId,
-      newSigningSecret(),
-      ROTATION_OVERLAP_HOURS,
-    );
+    const secret = await this.db.transaction(async (tx) => {
+      const rotated = await replyUrl.rotateReplySecret(
+        tx,
+        this.secrets,
+        workspaceId,
+        channelId,
+        newSigningSecret(),
+        ROTATION_OVERLAP_HOURS,
+      );
+      if (rotated)
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'channel.rotate_reply_secret',
+          target: { kind: 'channel', id: channelId },
+          changes: { reply_secret: CHANGED },
+        });
+      return rotated;
+    });
     if (!secret) throw notFound('This channel');
     return secret;
   }

@@ -13,7 +13,9 @@ import {
 import { localPath } from './local-path.js';
 import { AppError } from '../platform/errors.js';
 import { sameSecret } from '../platform/secrets.js';
-import { checkCsrf, formField, requireAdmin } from './panel-auth.js';
+import { checkCsrf, formField, requireAdmin, signedIn } from './panel-auth.js';
+import type { Admin } from '../auth/admins-service.js';
+import type { RequestSource, SignInMethod } from '../auth/sessions-service.js';
 
 const LOGIN_WINDOW_MS = 15 * 60_000;
 const LOGIN_FAILURES_ALLOWED = 10;
@@ -111,16 +113,18 @@ export function loginPages(ctx: PanelServices, cookies: PanelCookies): Router {
       });
     }
     const admin = await ctx.admins.authenticate(email, formField(req.body, 'password'));
-    if (!admin)
+    if (!admin) {
+      await ctx.sessions.recordFailedSignIn(email, requestSource(req), 'password');
       return showLogin(req, res, 401, { email, error: 'Wrong e-mail address or password.' });
+    }
 
-    await startSession(ctx, cookies, req, res, admin.id);
+    await startSession(ctx, cookies, req, res, admin, 'password');
     res.redirect(303, localPath(req.body.next));
   });
 
   router.post('/logout', requireAdmin(ctx, cookies), checkCsrf, async (req, res) => {
     const token = readCookie(req, cookies.session);
-    if (token) await ctx.sessions.end(token);
+    if (token) await ctx.sessions.signOut(token, signedIn(res).admin, requestSource(req));
     clearCookie(res, cookies, cookies.session);
     res.redirect(303, '/login?signed_out=1');
   });
@@ -138,12 +142,20 @@ export async function startSession(
   cookies: PanelCookies,
   req: Request,
   res: Response,
-  adminId: string,
+  admin: Admin,
+  via: SignInMethod,
 ): Promise<void> {
+  const adminId = admin.id;
   const previous = readCookie(req, cookies.session);
   if (previous) await ctx.sessions.end(previous);
-  const { token, workspaceId } = await ctx.sessions.start(adminId);
+  const { token, workspaceId } = await ctx.sessions.start(admin, requestSource(req), via);
   setCookie(res, cookies, cookies.session, token);
   clearCookie(res, cookies, cookies.login);
   ctx.log.info({ adminId, workspaceId }, 'admin signed in');
 }
+
+/** The browser's address and user agent, for the audit log's sign-in entries. */
+export const requestSource = (req: Request): RequestSource => ({
+  ip: req.ip ?? null,
+  userAgent: req.get('user-agent') ?? null,
+});

@@ -1,3 +1,4 @@
+import { requestOrigin, runAs, SYSTEM_ACTOR } from '../audit/audit-context.js';
 import { Router } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { AppError } from '../platform/errors.js';
@@ -63,8 +64,11 @@ export function oidcPages(ctx: PanelServices, cookies: PanelCookies): Router {
     const at = req.originalUrl.indexOf('?');
     const query = at < 0 ? '' : req.originalUrl.slice(at);
     const callbackUrl = new URL(`${ctx.config.publicBaseUrl}/auth/oidc/callback${query}`);
-    const signedIn = await signIns.finish(callbackUrl, readCookie(req, cookies.oidc));
-    await startSession(ctx, cookies, req, res, signedIn.admin.id);
+    // An account made by this sign-in is recorded with the browser's address.
+    const signedIn = await runAs(requestOrigin(req, SYSTEM_ACTOR), () =>
+      signIns.finish(callbackUrl, readCookie(req, cookies.oidc)),
+    );
+    await startSession(ctx, cookies, req, res, signedIn.admin, 'oidc');
     clearCookie(res, cookies, cookies.oidc);
     res.redirect(303, localPath(signedIn.nextPath));
   });

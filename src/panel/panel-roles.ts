@@ -103,6 +103,7 @@ export const PANEL_ROLE_RULES: readonly RoleRule[] = [
   rule('POST', '/workspace/admins/invitations/:invitationId/cancel', 'owner'),
 
   rule('GET', '/audit', 'owner'),
+  rule('GET', '/audit/export', 'owner'),
 ];
 
 export const PANEL_ROLES = new RolePolicy(PANEL_ROLE_RULES);

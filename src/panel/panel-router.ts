@@ -1,3 +1,5 @@
+import { auditOrigin } from '../audit/audit-context.js';
+import { auditPages } from './audit/audit-pages.js';
 import compression from 'compression';
 import express, { Router, type Request, type Response } from 'express';
 import helmet from 'helmet';
@@ -18,7 +20,13 @@ import { oidcPages } from './oidc-pages.js';
 import { providerPages } from './providers/provider-pages.js';
 import { toolPages } from './tools/tool-pages.js';
 import { replyPages } from './channels/reply-pages.js';
-import { checkCsrf, requireAdmin, requireWorkspace, roleGate } from './panel-auth.js';
+import {
+  checkCsrf,
+  requireAdmin,
+  requireWorkspace,
+  roleGate,
+  signedIn as signedInOf,
+} from './panel-auth.js';
 import { newWorkspacePages, workspacePages } from './workspace/workspace-pages.js';
 
 // The package exports only its ES and CommonJS builds; the browser build sits beside them.
@@ -89,7 +97,12 @@ export function panelRouter(ctx: PanelServices): Router {
   router.use(invitationPages(ctx, cookies));
   router.get('/', (_req, res) => res.redirect(302, '/channels'));
 
-  const signedIn = [requireAdmin(ctx, cookies), checkCsrf, roleGate];
+  // The signed-in admin is the actor of every change a request makes (the audit log).
+  const asAdmin = auditOrigin((res) => {
+    const { admin } = signedInOf(res);
+    return { kind: 'admin', id: admin.id, name: admin.email };
+  });
+  const signedIn = [requireAdmin(ctx, cookies), checkCsrf, roleGate, asAdmin];
   const replies = replyPages(ctx);
   router.use('/channels', ...signedIn, requireWorkspace, replies.channels, channelPages(ctx));
   router.use('/logs', ...signedIn, requireWorkspace, replies.logs, logPages(ctx));
@@ -100,5 +113,6 @@ export function panelRouter(ctx: PanelServices): Router {
   router.use('/workspace', ...signedIn, workspacePages(ctx));
   router.use('/workspaces', ...signedIn, newWorkspacePages(ctx));
   router.use('/account', ...signedIn, accountPages(ctx));
+  router.use('/audit', ...signedIn, requireWorkspace, auditPages(ctx));
   return router;
 }

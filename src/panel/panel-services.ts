@@ -1,5 +1,6 @@
 import type { ApprovalsService } from '../approvals/approvals-service.js';
 import type { AlertsService } from '../alerts/alerts-service.js';
+import type { AuditLog } from '../audit/audit-log.js';
 import type { AdminsService } from '../auth/admins-service.js';
 import type { InvitationsService } from '../auth/invitations-service.js';
 import type { SessionsService } from '../auth/sessions-service.js';
@@ -37,6 +38,8 @@ export interface PanelServices {
   metrics: Metrics;
   admins: AdminsService;
   sessions: SessionsService;
+  /** Who changed what in the workspace (the `/audit` page). */
+  auditLog: AuditLog;
   /** Sign-in with the company's identity provider; undefined when OIDC_* is not set. */
   oidcSignIns: OidcSignIns | undefined;
   /** Adding and removing the admins of a workspace. */

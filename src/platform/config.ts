@@ -184,6 +184,7 @@ const envSchema = z
     BODY_TIMEOUT_MS: integer(100, 600_000).default(30_000),
     SHUTDOWN_TIMEOUT_MS: integer(1000, 600_000).default(10_000),
     EVENT_RETENTION_DAYS: integer(0, 36_500).default(0),
+    AUDIT_RETENTION_DAYS: integer(1, 36_500).default(365),
     ALERT_INTERVAL_S: integer(1, 86_400).default(15),
     METRICS_TOKEN: optionalText,
     ROLE: z.enum(['all', 'web', 'worker']).default('all'),
@@ -395,6 +396,8 @@ const configSchema = envSchema.transform((e) => ({
   },
   /** Finished events received longer ago than this many days are deleted; 0 keeps them forever. */
   eventRetentionDays: e.EVENT_RETENTION_DAYS,
+  /** Audit entries older than this many days are deleted (src/audit/audit-retention.ts). */
+  auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   /** OpenTelemetry traces (src/tracing/); off when no endpoint is set. */
   tracing: {
     /** Where spans are sent: the traces endpoint as given, else the endpoint + `/v1/traces`. */

@@ -1,6 +1,7 @@
 import { FREE, type Price, type Prices } from '../ai/call-cost.js';
 import { tableModelName, tablePrice } from './price-table.js';
-import type { Queryable } from '../db/database.js';
+import type { Database } from '../db/database.js';
+import { changesBetween, recordAudit } from '../audit/record-audit.js';
 import { OTHER_MODEL } from '../metrics/metrics.js';
 import { notFound } from '../platform/errors.js';
 import * as repo from './prices-repo.js';
@@ -21,20 +22,39 @@ export const OWN_PRICES_TTL_MS = 5_000;
 export class PricesService {
   private readonly own = new Map<string, { prices: Map<string, Price>; until: number }>();
 
-  constructor(private readonly db: Queryable) {}
+  constructor(private readonly db: Database) {}
 
   list(workspaceId: string): Promise<ModelPrice[]> {
     return repo.listPrices(this.db, workspaceId);
   }
 
   async put(workspaceId: string, model: string, input: PriceInput): Promise<ModelPrice> {
-    const saved = await repo.upsertPrice(this.db, workspaceId, { model, ...input });
+    const saved = await this.db.transaction(async (tx) => {
+      const before = (await repo.listPrices(tx, workspaceId)).find((row) => row.model === model);
+      const after = await repo.upsertPrice(tx, workspaceId, { model, ...input });
+      await recordAudit(tx, {
+        workspaceId,
+        action: before ? 'price.update' : 'price.create',
+        target: { kind: 'price', id: model },
+        changes: changesBetween(before, after, Object.keys(input)),
+      });
+      return after;
+    });
     this.own.delete(workspaceId);
     return saved;
   }
 
   async remove(workspaceId: string, model: string): Promise<void> {
-    const deleted = await repo.deletePrice(this.db, workspaceId, model);
+    const deleted = await this.db.transaction(async (tx) => {
+      const done = await repo.deletePrice(tx, workspaceId, model);
+      if (done)
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'price.delete',
+          target: { kind: 'price', id: model },
+        });
+      return done;
+    });
     this.own.delete(workspaceId);
     if (!deleted) throw notFound(`A price of this workspace for ${JSON.stringify(model)}`);
   }

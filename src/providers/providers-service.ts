@@ -1,3 +1,4 @@
+import { changesBetween, recordAudit } from '../audit/record-audit.js';
 import { performance } from 'node:perf_hooks';
 import { isUniqueViolation } from '../db/sql.js';
 import { AiError, type AiProvider } from '../ai/ai-provider.js';
@@ -99,6 +100,17 @@ export class ProvidersService {
         baseUrl: baseUrl ?? null,
       });
       if (!inserted) throw providerErrors.nameTaken(input.name);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'provider.create',
+        target: { kind: 'provider', id: inserted.id },
+        changes: changesBetween(
+          undefined,
+          { ...toProvider(inserted), api_key: input.api_key },
+          ['name', 'kind', 'base_url', ...(input.api_key ? ['api_key'] : [])],
+          ['api_key'],
+        ),
+      });
       if (!input.api_key) return inserted;
       await repo.writeApiKey(tx, this.secrets, workspaceId, inserted.id, input.api_key);
       return { ...inserted, api_key_set: true };
@@ -144,6 +156,19 @@ export class ProvidersService {
         if (isUniqueViolation(error)) throw providerErrors.nameTaken(changes.name ?? current.name);
         throw error;
       }
+      // The key is recorded as changed when it was given or cleared by a change of server.
+      const keyChanged = apiKey !== undefined;
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'provider.update',
+        target: { kind: 'provider', id },
+        changes: changesBetween(
+          toProvider(current),
+          toProvider(updated),
+          ['name', 'kind', 'base_url', ...(keyChanged ? ['api_key'] : [])],
+          ['api_key'],
+        ),
+      });
       if (apiKey === undefined) return updated;
       await repo.writeApiKey(tx, this.secrets, workspaceId, id, apiKey);
       return { ...updated, api_key_set: apiKey !== null };
@@ -159,6 +184,12 @@ export class ProvidersService {
       // Read after the row is locked: a channel saved meanwhile naming it has committed by now.
       await this.refuseInUse(tx, workspaceId, current.name);
       await repo.deleteProvider(tx, workspaceId, id);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'provider.delete',
+        target: { kind: 'provider', id },
+        changes: { name: current.name },
+      });
     });
     this.options.onChanged?.(workspaceId);
   }

@@ -1,3 +1,4 @@
+import { changesBetween, recordAudit } from '../audit/record-audit.js';
 import type { Database, Queryable } from '../db/database.js';
 import { isUniqueViolation } from '../db/sql.js';
 import { whyUnreachable } from '../outbound/address-guard.js';
@@ -102,6 +103,19 @@ export class ToolsService {
         method: input.kind === 'http' ? (input.method ?? 'POST') : undefined,
       });
       if (!inserted) throw toolErrors.nameTaken(input.name);
+      const given = Object.keys(input).filter((member) => member !== 'headers');
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'tool.create',
+        target: { kind: 'tool', id: inserted.id },
+        // As the API shows the tool (a URL's password left out); headers only as changed.
+        changes: changesBetween(
+          undefined,
+          toToolJson(inserted),
+          [...given, ...(input.headers ? ['headers'] : [])],
+          ['headers'],
+        ),
+      });
       return inserted;
     });
     return toToolJson(row);
@@ -136,8 +150,9 @@ export class ToolsService {
         { before: current.url, after: url ?? current.url },
         changes.headers,
       );
+      let updated;
       try {
-        return await repo.updateTool(tx, this.secrets, workspaceId, id, {
+        updated = await repo.updateTool(tx, this.secrets, workspaceId, id, {
           ...changes,
           url,
           headers,
@@ -146,6 +161,21 @@ export class ToolsService {
         if (isUniqueViolation(error)) throw toolErrors.nameTaken(changes.name ?? current.name);
         throw error;
       }
+      if (updated) {
+        const given = Object.keys(changes).filter((member) => member !== 'headers');
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'tool.update',
+          target: { kind: 'tool', id },
+          changes: changesBetween(
+            toToolJson(current),
+            toToolJson(updated),
+            [...given, ...(headers !== undefined ? ['headers'] : [])],
+            ['headers'],
+          ),
+        });
+      }
+      return updated;
     });
     return toToolJson(orNotFound(row));
   }
@@ -156,6 +186,12 @@ export class ToolsService {
       // Read after the row is locked: a channel saved meanwhile naming it has committed by now.
       await this.refuseInUse(tx, workspaceId, current.name);
       await repo.deleteTool(tx, workspaceId, id);
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'tool.delete',
+        target: { kind: 'tool', id },
+        changes: { name: current.name },
+      });
     });
   }
 

@@ -195,10 +195,16 @@ export async function trialResults(
 }
 
 /** Stops a running trial: results not yet asked stay unasked. */
-export async function cancelTrial(db: Queryable, workspaceId: string, id: string): Promise<void> {
-  await db.query(
+/** Whether a running trial was canceled. */
+export async function cancelTrial(
+  db: Queryable,
+  workspaceId: string,
+  id: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
     `update trials set status = 'canceled', finished_at = now()
      where workspace_id = $1 and id = $2 and status = 'running'`,
     [workspaceId, id],
   );
+  return rowCount > 0;
 }

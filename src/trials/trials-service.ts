@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/record-audit.js';
 import {
   mergeAiSettings,
   namedProviders,
@@ -102,7 +103,7 @@ export class TrialsService {
         ...(judgeProvider ? [judgeProvider] : []),
       ]);
       await this.options.requireTools(tx, workspaceId, ai.tools);
-      return repo.insertTrial(tx, {
+      const inserted = await repo.insertTrial(tx, {
         workspaceId,
         channelId,
         candidate,
@@ -112,6 +113,13 @@ export class TrialsService {
         checks: input.checks,
         judge: input.judge,
       });
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'trial.create',
+        target: { kind: 'trial', id: inserted.id },
+        changes: { channel_id: channelId, candidate, events: events.length },
+      });
+      return inserted;
     });
     return this.get(workspaceId, row.id);
   }
@@ -141,7 +149,14 @@ export class TrialsService {
   }
 
   async cancel(workspaceId: string, id: string): Promise<Trial> {
-    await repo.cancelTrial(this.db, workspaceId, id);
+    await this.db.transaction(async (tx) => {
+      if (await repo.cancelTrial(tx, workspaceId, id))
+        await recordAudit(tx, {
+          workspaceId,
+          action: 'trial.cancel',
+          target: { kind: 'trial', id },
+        });
+    });
     return this.get(workspaceId, id);
   }
 
@@ -154,6 +169,11 @@ export class TrialsService {
       row.channel_id,
       row.template,
       toAiSettings(row.ai),
+      {
+        action: 'trial.promote',
+        target: { kind: 'trial', id: row.id },
+        changes: { channel_id: row.channel_id },
+      },
     );
   }
 

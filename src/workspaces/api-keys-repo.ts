@@ -57,11 +57,11 @@ export async function revokeApiKey(
 export async function useApiKey(
   db: Queryable,
   keyHash: string,
-): Promise<{ workspace_id: string; role: Role } | undefined> {
-  const { rows } = await db.query<{ workspace_id: string; role: Role }>(
+): Promise<{ id: string; name: string; workspace_id: string; role: Role } | undefined> {
+  const { rows } = await db.query<{ id: string; name: string; workspace_id: string; role: Role }>(
     `update api_keys set last_used_at = now()
      where key_hash = $1 and revoked_at is null
-     returning workspace_id, role`,
+     returning id::text, name, workspace_id, role`,
     [keyHash],
   );
   return rows[0];

@@ -1,3 +1,5 @@
+import { CHANGED, recordAudit } from '../audit/record-audit.js';
+import type { AuditActor } from '../audit/audit-context.js';
 import type { Database } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
 import type { Role } from '../platform/roles.js';
@@ -35,9 +37,13 @@ function toApiKey(row: repo.ApiKeyRow): ApiKey {
 }
 
 /** What a key opens: its workspace, and its role there. */
+const ADMIN_API_KEY_ACTOR: AuditActor = { kind: 'api_key', id: null, name: 'ADMIN_API_KEY' };
+
 export interface KeyAccess {
   workspaceId: string;
   role: Role;
+  /** The key as the audit log names it (ADMIN_API_KEY has no id). */
+  actor: AuditActor;
 }
 
 export interface ApiKeysOptions {
@@ -64,9 +70,15 @@ export class ApiKeysService {
   async authenticate(key: string): Promise<KeyAccess | undefined> {
     const { adminApiKey, defaultWorkspaceId } = this.options;
     if (adminApiKey && sameSecret(key, adminApiKey))
-      return { workspaceId: defaultWorkspaceId(), role: 'owner' };
+      return { workspaceId: defaultWorkspaceId(), role: 'owner', actor: ADMIN_API_KEY_ACTOR };
     const row = await repo.useApiKey(this.db, sha256Hex(key));
-    return row && { workspaceId: row.workspace_id, role: row.role };
+    return (
+      row && {
+        workspaceId: row.workspace_id,
+        role: row.role,
+        actor: { kind: 'api_key', id: row.id, name: row.name },
+      }
+    );
   }
 
   async create(
@@ -75,12 +87,21 @@ export class ApiKeysService {
     role: Role = 'owner',
   ): Promise<{ key: string; apiKey: ApiKey }> {
     const key = KEY_PREFIX + newToken(256);
-    const row = await repo.insertApiKey(this.db, {
-      workspaceId,
-      name,
-      role,
-      prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
-      keyHash: sha256Hex(key),
+    const row = await this.db.transaction(async (tx) => {
+      const inserted = await repo.insertApiKey(tx, {
+        workspaceId,
+        name,
+        role,
+        prefix: key.slice(0, SHOWN_PREFIX_LENGTH),
+        keyHash: sha256Hex(key),
+      });
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'api_key.create',
+        target: { kind: 'api_key', id: inserted.id },
+        changes: { name, role, key: CHANGED },
+      });
+      return inserted;
     });
     return { key, apiKey: toApiKey(row) };
   }
@@ -90,6 +111,13 @@ export class ApiKeysService {
   }
 
   async revoke(workspaceId: string, id: string): Promise<void> {
-    if (!(await repo.revokeApiKey(this.db, workspaceId, id))) throw notFound('This API key');
+    await this.db.transaction(async (tx) => {
+      if (!(await repo.revokeApiKey(tx, workspaceId, id))) throw notFound('This API key');
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'api_key.revoke',
+        target: { kind: 'api_key', id },
+      });
+    });
   }
 }

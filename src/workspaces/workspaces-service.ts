@@ -1,3 +1,4 @@
+import { changesBetween, recordAudit } from '../audit/record-audit.js';
 import type { Database, Queryable } from '../db/database.js';
 import { notFound } from '../platform/errors.js';
 import * as repo from './workspaces-repo.js';
@@ -39,13 +40,26 @@ export class WorkspacesService {
   }
 
   async update(id: string, patch: WorkspacePatch): Promise<Workspace> {
-    const row = await repo.updateWorkspace(this.db, id, {
-      name: patch.name,
-      chatQuota: patch.chat_quota,
-      resetUsage: patch.chats_used === 0,
-      monthlyBudgetUsd: patch.monthly_budget_usd,
+    const row = await this.db.transaction(async (tx) => {
+      const before = await repo.findWorkspace(tx, id);
+      const after = await repo.updateWorkspace(tx, id, {
+        name: patch.name,
+        chatQuota: patch.chat_quota,
+        resetUsage: patch.chats_used === 0,
+        monthlyBudgetUsd: patch.monthly_budget_usd,
+      });
+      if (!before || !after) throw notFound('This workspace');
+      const members = Object.keys(patch).filter(
+        (member) => patch[member as keyof WorkspacePatch] !== undefined,
+      );
+      await recordAudit(tx, {
+        workspaceId: id,
+        action: 'workspace.update',
+        target: { kind: 'workspace', id },
+        changes: changesBetween(toWorkspace(before), toWorkspace(after), members),
+      });
+      return after;
     });
-    if (!row) throw notFound('This workspace');
     return toWorkspace(row);
   }
 

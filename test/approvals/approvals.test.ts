@@ -220,6 +220,21 @@ describe('a tool that needs an approval', () => {
       result: 'denied by an operator: Not without a receipt',
     });
     expect(await toolCallsCounted('refund', 'denied')).toBe(deniedBefore + 1);
+    // the decision is in the audit log, with who made it
+    const audit = await driver
+      .api('get', `/audit?action=event.approval&target_id=${event.id}`)
+      .expect(200);
+    expect(audit.body.data).toMatchObject([
+      {
+        action: 'event.approval',
+        actor: { kind: 'api_key' },
+        target: { kind: 'event', id: event.id },
+        changes: {
+          decision: { before: null, after: 'deny' },
+          note: { before: null, after: 'Not without a receipt' },
+        },
+      },
+    ]);
   });
 
   it('denies the call as "approval timed out" once APPROVAL_TIMEOUT_S passes', async () => {
@@ -248,6 +263,13 @@ describe('a tool that needs an approval', () => {
     });
     expect(messagesOf(ai.requests[2]).at(-1)?.content).toBe('approval timed out');
     expect(refundCalls()).toHaveLength(0);
+    const audit = await driver.api('get', `/audit?action=event.approval&target_id=${id}`);
+    expect(audit.body.data).toMatchObject([
+      {
+        actor: { kind: 'system' },
+        changes: { reason: { before: null, after: 'approval timed out' } },
+      },
+    ]);
   });
 
   it('holds no worker slot: with one slot, other events are replied while one waits', async () => {

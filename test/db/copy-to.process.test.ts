@@ -143,6 +143,9 @@ describe.skipIf(!testDatabaseUrl)('npm run admin -- copy-to', () => {
       api_keys: [1, 1],
       admins: [1, 1],
     });
+    // The audit log comes along whole (each change above made an entry).
+    expect(counts.audit_entries?.[0]).toBeGreaterThanOrEqual(7);
+    expect(counts.audit_entries?.[1]).toBe(counts.audit_entries?.[0]);
     // Replied events queued their reply deliveries once, in the source; the copy adds none.
     expect(counts.deliveries?.[0]).toBeGreaterThan(0);
     expect(copied.stdout).toMatch(/SECRETS_KEY set to the TARGET_SECRETS_KEY/);

@@ -3,6 +3,7 @@ import { MIN_PASSWORD_LENGTH } from '../../auth/admins-service.js';
 import type { OpenInvitation } from '../../auth/invitations-service.js';
 import { sameSecret } from '../../platform/secrets.js';
 import type { PanelServices } from '../panel-services.js';
+import { requestSource } from '../login-pages.js';
 import {
   clearCookie,
   loginFormToken,
@@ -99,7 +100,8 @@ export function invitationPages(ctx: PanelServices, cookies: PanelCookies): Rout
     const previous = readCookie(req, cookies.session);
     if (previous) await ctx.sessions.end(previous);
     // Their only workspace is the one they were invited to: the session opens it.
-    setCookie(res, cookies, cookies.session, (await ctx.sessions.start(accepted.admin.id)).token);
+    const started = await ctx.sessions.start(accepted.admin, requestSource(req), 'invitation');
+    setCookie(res, cookies, cookies.session, started.token);
     clearCookie(res, cookies, cookies.login);
     ctx.log.info({ adminId: accepted.admin.id }, 'invitation accepted');
     res.redirect(303, '/channels');
