@@ -7,9 +7,11 @@ import { fakeReplyTo } from '../support/fake-ai-server.js';
 import {
   useFakeAnthropic,
   useFakeChats,
+  useFixture,
   useReplyReceiver,
   useTestApp,
 } from '../support/harness.js';
+import { ToolEndpoint } from '../support/tool-servers.js';
 import {
   canRunGuides,
   guideBlocks,
@@ -33,6 +35,10 @@ if (!canRunGuides) {
 }
 
 const chats = useFakeChats();
+const shop = useFixture(() => ToolEndpoint.start(), {
+  reset: (server) => server.reset(),
+  stop: (server) => server.close(),
+});
 const receiver = useReplyReceiver();
 const anthropic = useFakeAnthropic();
 const { app, driver, ai } = useTestApp({
@@ -315,6 +321,61 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
     expect(answer.body).toEqual({ challenge: 'c-7' });
   });
 
+  it('support-tickets-with-tools: looks the order up, waits for an approval, refunds once, replies', async () => {
+    const order = { order_id: '1042', items: [{ name: 'Mug', price_usd: 12 }], total_usd: 12 };
+    shop.answer = { status: 200, body: order };
+    const refund = { order_id: '1042', amount_usd: 12, reason: 'The mug arrived broken' };
+    ai.enqueue(asksFor('lookup_order', { order_id: '1042' }), asksFor('issue_refund', refund), {
+      body: chatCompletion('Sorry about the mug: $12 is on its way back to you.'),
+    });
+    const result = await run('support-tickets-with-tools.md', {
+      variables: {
+        SHOP_API: `${shop.baseUrl}/api`,
+        SHOP_TOKEN: 'shop-token-7781',
+        HELPDESK_URL: receiver.url('/helpdesk'),
+      },
+      keep: ['EVENT_ID'],
+    });
+
+    expect(statusesOf(result, 'POST', /^\/api\/v1\/tools$/)).toEqual([201, 201]);
+    expect(jsonObjects(result.printed(2))).toEqual([{ name: 'issue_refund', approval: 'always' }]);
+    expect(jsonObjects(result.printed(3))[0]).toMatchObject({ ok: true, http_status: 200 });
+    // it waited, showing the call it would make, the lookup made
+    const waiting = jsonObjects(result.printed(6)).at(-1);
+    expect(waiting).toMatchObject({
+      status: 'awaiting_approval',
+      approval: { tool: 'issue_refund' },
+      tool_calls: [
+        { tool: 'lookup_order', status: 'ok' },
+        { tool: 'issue_refund', status: 'awaiting_approval' },
+      ],
+    });
+    expect(JSON.stringify(waiting?.approval)).toContain('The mug arrived broken');
+    expect(jsonObjects(result.printed(7))).toEqual([{ status: 'pending' }]);
+    const done = jsonObjects(result.printed(8)).at(-1);
+    expect(done).toMatchObject({
+      status: 'replied',
+      reply: 'Sorry about the mug: $12 is on its way back to you.',
+      tool_calls: [
+        { tool: 'lookup_order', status: 'ok' },
+        { tool: 'issue_refund', status: 'ok' },
+      ],
+    });
+    // the shop saw one lookup and one refund, each with the token; the helpdesk got the reply
+    const asked = shop.requests.map((request) => [request.method, request.url]);
+    expect(asked).toEqual([
+      ['GET', '/api/orders/1042'],
+      ['GET', '/api/orders/1042'],
+      ['POST', '/api/refunds'],
+    ]);
+    expect(shop.requests.every((r) => r.headers.authorization === 'Bearer shop-token-7781')).toBe(
+      true,
+    );
+    expect(JSON.parse(shop.requests.at(-1)?.body ?? '{}')).toEqual(refund);
+    const delivered = receiver.messages.find((m) => m.json.data.id === result.vars.EVENT_ID);
+    expect(delivered?.json.data.reply).toBe('Sorry about the mug: $12 is on its way back to you.');
+  });
+
   it('anthropic-with-fallback: Anthropic overloaded, the OpenAI fallback answers, each call priced', async () => {
     // the provider test passes; the event's call finds Anthropic overloaded
     anthropic.enqueue({}, { status: 529 });
@@ -348,7 +409,18 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
   });
 });
 
-function chatCompletion(content: string) {
+/** An OpenAI answer asking for one call of `name` with these arguments. */
+function asksFor(name: string, args: Record<string, unknown>) {
+  const answer = chatCompletion(null);
+  Object.assign(answer.choices[0]?.message ?? {}, {
+    tool_calls: [
+      { id: `call_${name}`, type: 'function', function: { name, arguments: JSON.stringify(args) } },
+    ],
+  });
+  return { body: answer };
+}
+
+function chatCompletion(content: string | null) {
   return {
     id: 'chatcmpl-guide',
     object: 'chat.completion',
