@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Queryable } from '../db/database.js';
+import { room } from '../platform/writable-room.js';
 import type { AuditActor } from './audit-context.js';
 import { listAuditEntries, type AuditRow } from './audit-repo.js';
 import { encodeAuditCursor, type AuditQuery } from './audit-schemas.js';
@@ -74,17 +75,4 @@ export class AuditLog {
       beforeId = last.id;
     }
   }
-}
-
-/** Until `out` can take more, or is gone (a cancelled download never drains). */
-function room(out: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
 }

@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Queryable } from '../db/database.js';
+import { room } from '../platform/writable-room.js';
 import { scanEvents } from './events-scan.js';
 import { toEventJson, type EventJson } from '../events/event-object.js';
 import type { EventRow } from '../events/event-row.js';
@@ -89,19 +90,6 @@ export async function exportEvents(
     await piped;
   }
   return count;
-}
-
-/** Until `out` can take more, or is gone (a cancelled download never drains). */
-function room(out: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      out.off('drain', done);
-      out.off('close', done);
-      resolve();
-    };
-    out.on('drain', done);
-    out.on('close', done);
-  });
 }
 
 async function forward(

@@ -5,6 +5,7 @@ import type { ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
 import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
+import { metricValue } from '../support/metric-value.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
 import {
   ADMIN_ENV,
@@ -117,10 +118,7 @@ async function parked(channel: ChannelJson, text?: string): Promise<StoredEvent>
 const refundCalls = () => endpoint.requests.filter((r) => r.url.startsWith('/refunds'));
 
 async function toolCallsCounted(tool: string, status: string): Promise<number> {
-  const text = (await request(app.baseUrl).get('/metrics')).text;
-  const prefix = `hookprompt_tool_calls_total{tool="${tool}",status="${status}"}`;
-  const line = text.split('\n').find((row) => row.startsWith(prefix));
-  return line ? Number(line.split(' ').at(-1)) : 0;
+  return metricValue(app.baseUrl, `hookprompt_tool_calls_total{tool="${tool}",status="${status}"}`);
 }
 
 afterEach(async () => {

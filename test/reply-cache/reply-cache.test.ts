@@ -1,9 +1,9 @@
-import request from 'supertest';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
 import { chatCompletion } from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
+import { metricValue } from '../support/metric-value.js';
 import { ADMIN_ENV, PanelClient } from '../panel/panel-client.js';
 import { pngImage } from '../support/image-files.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
@@ -66,11 +66,7 @@ async function answered(channel: ChannelJson, payload: unknown = { text: 'disk f
 
 /** `hookprompt_reply_cache_total` of an outcome, as /metrics shows it now. */
 async function cacheCounted(outcome: 'hit' | 'miss'): Promise<number> {
-  const text = (await request(app.baseUrl).get('/metrics')).text;
-  const line = text
-    .split('\n')
-    .find((l) => l.startsWith(`hookprompt_reply_cache_total{outcome="${outcome}"}`));
-  return line ? Number(line.split(' ').at(-1)) : 0;
+  return metricValue(app.baseUrl, `hookprompt_reply_cache_total{outcome="${outcome}"}`);
 }
 
 describe('the reply cache (ai.reply_cache_s)', () => {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import request from 'supertest';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
@@ -8,6 +7,7 @@ import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
+import { metricValue } from '../support/metric-value.js';
 import { McpTestServer, ToolEndpoint } from '../support/tool-servers.js';
 
 const endpoint = useFixture(() => ToolEndpoint.start(), {
@@ -115,13 +115,7 @@ const bodyOf = (request: RecordedRequest | undefined) =>
 
 /** `hookprompt_tool_calls_total` of a tool and status, as /metrics shows it now. */
 async function toolCallsCounted(tool: string, status: string): Promise<number> {
-  const text = (await request(app.baseUrl).get('/metrics')).text;
-  const line = text
-    .split('\n')
-    .find((row) =>
-      row.startsWith(`hookprompt_tool_calls_total{tool="${tool}",status="${status}"}`),
-    );
-  return line ? Number(line.split(' ').at(-1)) : 0;
+  return metricValue(app.baseUrl, `hookprompt_tool_calls_total{tool="${tool}",status="${status}"}`);
 }
 
 function idempotencyKey(eventId: string, tool: string, argumentsText: string): string {
