@@ -7,7 +7,7 @@ import { invalidField, invalidFields, notFound, type AppError } from '../platfor
 import { replySchemas } from '../reply-schema/checker-pool.js';
 import { SecretCutter } from '../secrets/cut-secrets.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { keptUrl, shownUrl } from '../secrets/secret-values.js';
+import { keptUrl, shownUrl, urlHoldsSecrets } from '../secrets/secret-values.js';
 import { requireRoom } from '../workspaces/workspace-limits.js';
 import { HttpToolRunner } from './http-tool-runner.js';
 import { McpToolRunner } from './mcp-tool-runner.js';
@@ -108,12 +108,12 @@ export class ToolsService {
         workspaceId,
         action: 'tool.create',
         target: { kind: 'tool', id: inserted.id },
-        // As the API shows the tool (a URL's password left out); headers only as changed.
+        // As the API shows the tool (a URL's password left out); secrets only as changed.
         changes: changesBetween(
           undefined,
           toToolJson(inserted),
           [...given, ...(input.headers ? ['headers'] : [])],
-          ['headers'],
+          auditedSecrets(inserted.url),
         ),
       });
       return inserted;
@@ -171,7 +171,7 @@ export class ToolsService {
             toToolJson(current),
             toToolJson(updated),
             [...given, ...(headers !== undefined ? ['headers'] : [])],
-            ['headers'],
+            auditedSecrets(current.url, updated.url),
           ),
         });
       }
@@ -293,4 +293,12 @@ function orNotFound<Row>(row: Row | undefined): Row {
 
 function badUrl(message: string): AppError {
   return invalidField('url', message);
+}
+
+/**
+ * The members the audit log shows only as `(changed)`: the headers, and the URL when it holds
+ * a secret (credentials or a query string), before or after the change.
+ */
+function auditedSecrets(...urls: string[]): string[] {
+  return urls.some(urlHoldsSecrets) ? ['headers', 'url'] : ['headers'];
 }

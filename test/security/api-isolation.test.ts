@@ -348,6 +348,20 @@ const ROUTES: RouteCase[] = [
     status: 200,
   },
   {
+    method: 'get',
+    route: '/api/v1/audit',
+    path: (v) => `/audit?target_id=${v.channelId}`,
+    status: 200,
+    // The victim's channel was made (and audited) in its own workspace: the caller sees none of it.
+    check: (body) => expect(body.data).toEqual([]),
+  },
+  {
+    method: 'get',
+    route: '/api/v1/audit/export',
+    path: (v) => `/audit/export?target_id=${v.channelId}`,
+    status: 200,
+  },
+  {
     method: 'post',
     route: '/api/v1/events/{id}/redeliver',
     path: (v) => `/events/${v.eventId}/redeliver`,
