@@ -1,7 +1,7 @@
 import {
   FINISHED_STATUSES,
+  QUEUED_STATUSES,
   REPLY_OUTCOMES,
-  UNFINISHED_STATUSES,
   sqlStatusList,
 } from '../events/event-states.js';
 import { deliveryCondition, type DeliveryCondition } from './delivery-filter.js';
@@ -39,7 +39,10 @@ const SEPARATOR = '\x1f';
 // written as one branch per part, with the part's status condition spelled out: PostgreSQL
 // uses a partial index for a branch only when the branch itself implies the index's predicate.
 const FINISHED = `status in ${sqlStatusList(FINISHED_STATUSES)}`;
-const UNFINISHED = `status in ${sqlStatusList(UNFINISHED_STATUSES)}`;
+// The unfinished ones in two branches, each implying its partial index's predicate: those in the
+// queue (the queue index) and those waiting for an approval (migration 0057's index).
+const QUEUED = `status in ${sqlStatusList(QUEUED_STATUSES)}`;
+const AWAITING = `status in ${sqlStatusList(['awaiting_approval'])}`;
 /** The events whose payload_json is computed (migration 0012). */
 const PARSED = `status in ${sqlStatusList(REPLY_OUTCOMES)}`;
 
@@ -67,7 +70,7 @@ function textCondition(q: string, param: Param): string {
   const pattern = param(`%${q.replace(/[\\%_]/g, (ch) => `\\${ch}`)}%`);
   if (!q.includes(SEPARATOR)) {
     const match = `${SEARCH_TEXT} ilike ${pattern}`;
-    return `((${FINISHED} and ${match}) or (${UNFINISHED} and ${match}))`;
+    return `((${FINISHED} and ${match}) or (${QUEUED} and ${match}) or (${AWAITING} and ${match}))`;
   }
   return `(payload ilike ${pattern} or prompt ilike ${pattern} or reply ilike ${pattern} or error ilike ${pattern})`;
 }
@@ -112,7 +115,7 @@ function payloadCondition({ path, value }: PayloadCondition, param: Param): stri
   byType(keys);
   if (keys.length > 1) byType([path]);
   const parsed = branches.map((branch) => `(${PARSED} and ${branch})`);
-  return `(${parsed.join(' or ')} or (payload_json is null and ${FINISHED}) or ${UNFINISHED})`;
+  return `(${parsed.join(' or ')} or (payload_json is null and ${FINISHED}) or ${QUEUED} or ${AWAITING})`;
 }
 
 /** `{"a":{"b":<scalar>}}` for the keys a, b. */
