@@ -53,10 +53,20 @@ export async function keepOwnerOnly(dir: string): Promise<void> {
 }
 
 async function restrict(path: string): Promise<void> {
-  const stats = await lstat(path);
-  if (stats.isSymbolicLink()) return;
+  const stats = await lstat(path).catch(ignoreGone);
+  if (!stats || stats.isSymbolicLink()) return;
   if ((stats.mode & GROUP_AND_OTHERS) !== 0)
-    await chmod(path, stats.mode & 0o7777 & ~GROUP_AND_OTHERS);
+    await chmod(path, stats.mode & 0o7777 & ~GROUP_AND_OTHERS).catch(ignoreGone);
   if (!stats.isDirectory()) return;
-  for (const name of await readdir(path)) await restrict(join(path, name));
+  for (const name of (await readdir(path).catch(ignoreGone)) ?? [])
+    await restrict(join(path, name));
+}
+
+/**
+ * Another process starting on the same directory makes and removes its lock's files while this
+ * one walks it (src/db/data-dir-lock.ts): one gone in between needs no mode.
+ */
+function ignoreGone(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
