@@ -64,6 +64,8 @@ export async function startServerProcess(
       ...(options.port === undefined ? { [worker ? 'WORKER_PORT' : 'PORT']: String(port) } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a SIGKILL reaches the server even when it runs under npm or bash.
+    detached: true,
   });
   let output = '';
   if (!options.unreadOutput) {
@@ -79,7 +81,7 @@ export async function startServerProcess(
     await waitUntilAnswering(`${baseUrl}/healthz`, exited, () => output, options.answerWithinMs);
   } catch (error) {
     // A process that never answered is no test's to stop: end it here, or it outlives the run.
-    child.kill('SIGKILL');
+    killGroup(child);
     await exited;
     throw error;
   }
@@ -89,7 +91,10 @@ export async function startServerProcess(
     output: () => output,
     exited,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      // npm forwards a SIGTERM to the server; a SIGKILL it cannot, so that goes to the group.
+      if (signal === 'SIGKILL') killGroup(child);
+      else child.kill(signal);
       return exited;
     },
   };
@@ -97,8 +102,17 @@ export async function startServerProcess(
 
 const running = new Set<ChildProcess>();
 process.on('exit', () => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) killGroup(child);
 });
+
+/** Kills the process and whatever it started (npm's node, bash's npm). */
+function killGroup(child: ChildProcess): void {
+  try {
+    process.kill(-(child.pid as number), 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
 
 /**
  * Kills the processes still running when the test process ends (a test that failed before its
