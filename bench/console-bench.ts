@@ -33,9 +33,10 @@ import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../test/e2e/browser.js';
 import { fakeModelReply, seedConsole, SEEDED_EVENTS, type Seeded } from './lib/console-seed.js';
+import { contextOf, signIn, type SignedIn } from './lib/browser-session.js';
 import { createRunScope, startConsoleServer } from './lib/console-server.js';
 
 const { values: flags } = parseArgs({
@@ -101,7 +102,7 @@ try {
   phase('seed');
   const browser = await launchChromium();
   cleanups.push(() => browser.close());
-  const signedIn = await signIn(browser, server.origin);
+  const signedIn = await signIn(browser, server.origin, ADMIN, SIZES[0]);
 
   const list = await measureList(browser, server.origin, signedIn);
   const rows = {
@@ -209,33 +210,7 @@ function countBy(objects: Record<string, unknown>[]): string {
 
 // --- the browser -------------------------------------------------------------------------------
 
-type SignedIn = Awaited<ReturnType<BrowserContext['storageState']>>;
 type Size = (typeof SIZES)[number];
-
-/** A fresh context (nothing cached) of this size, signed in, asking for gzip as the goal says. */
-function contextOf(browser: Browser, origin: string, signedIn: SignedIn | undefined, size: Size) {
-  return browser.newContext({
-    baseURL: origin,
-    viewport: size.viewport,
-    isMobile: size.isMobile,
-    storageState: signedIn,
-    extraHTTPHeaders: { 'accept-encoding': 'gzip' },
-  });
-}
-
-async function signIn(browser: Browser, origin: string): Promise<SignedIn> {
-  const context = await contextOf(browser, origin, undefined, SIZES[0]);
-  try {
-    const page = await context.newPage();
-    await page.goto('/login');
-    await page.fill('input[name=email]', ADMIN.email);
-    await page.fill('input[name=password]', ADMIN.password);
-    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
-    return await context.storageState();
-  } finally {
-    await context.close();
-  }
-}
 
 interface ResponseSize {
   path: string;

@@ -30,7 +30,7 @@ import { mkdir, mkdtemp } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { eventually } from '../test/support/eventually.js';
 import {
   chatCompletion,
@@ -39,6 +39,7 @@ import {
 } from '../test/support/fake-ai-server.js';
 import { CHROMIUM_PATH, hasChromium, launchChromium } from '../test/e2e/browser.js';
 import { fakeModelReply, seedConsole, type Seeded } from './lib/console-seed.js';
+import { contextOf, signIn, type SignedIn } from './lib/browser-session.js';
 import { createRunScope, startConsoleServer } from './lib/console-server.js';
 
 const { values: flags } = parseArgs({ options: { shots: { type: 'string' } } });
@@ -100,7 +101,7 @@ try {
 
   const browser = await launchChromium();
   cleanups.push(() => browser.close());
-  const signedIn = await signIn(browser, server.origin);
+  const signedIn = await signIn(browser, server.origin, ADMIN, SIZES[0]);
   const logs = [];
   for (const size of SIZES) logs.push(await measureLogs(browser, server.origin, signedIn, size));
 
@@ -451,33 +452,6 @@ function countBy(objects: Record<string, unknown>[]): string {
 }
 
 // --- the browser -------------------------------------------------------------------------------
-
-type SignedIn = Awaited<ReturnType<BrowserContext['storageState']>>;
-
-/** A fresh context (nothing cached) of this size, signed in, asking for gzip. */
-function contextOf(browser: Browser, origin: string, signedIn: SignedIn | undefined, size: Size) {
-  return browser.newContext({
-    baseURL: origin,
-    viewport: size.viewport,
-    isMobile: size.isMobile,
-    storageState: signedIn,
-    extraHTTPHeaders: { 'accept-encoding': 'gzip' },
-  });
-}
-
-async function signIn(browser: Browser, origin: string): Promise<SignedIn> {
-  const context = await contextOf(browser, origin, undefined, SIZES[0]);
-  try {
-    const page = await context.newPage();
-    await page.goto('/login');
-    await page.fill('input[name=email]', ADMIN.email);
-    await page.fill('input[name=password]', ADMIN.password);
-    await Promise.all([page.waitForURL('**/channels'), page.click('button:has-text("Sign in")')]);
-    return await context.storageState();
-  } finally {
-    await context.close();
-  }
-}
 
 /** Brain Logs loaded cold at one size; then its chart opened. */
 async function measureLogs(browser: Browser, origin: string, signedIn: SignedIn, size: Size) {
