@@ -3,7 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
-import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
+import {
+  chatCompletion,
+  toolCallsAnswer,
+  type RecordedRequest,
+} from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { metricValue } from '../support/metric-value.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
@@ -73,23 +77,15 @@ async function supportChannel(ai: Record<string, unknown> = {}): Promise<Channel
   });
 }
 
-/** An OpenAI answer asking for these calls (`[name, arguments text]`). */
-function asks(...calls: [string, string][]) {
-  const answer = chatCompletion(null);
-  const message = answer.choices[0]?.message as Record<string, unknown>;
-  message.tool_calls = calls.map(([name, args], i) => ({
-    id: `call_${name}_${i + 1}`,
-    type: 'function',
-    function: { name, arguments: args },
-  }));
-  return { body: answer };
-}
-
 /** The model looks the order up, then asks to refund it, then answers. */
 function lookupThenRefund(refundArgs = '{"order":"A1"}', reply = 'Refunded.') {
-  ai.enqueue(asks(['lookup', '{"order":"A1"}']), asks(['refund', refundArgs]), {
-    body: chatCompletion(reply),
-  });
+  ai.enqueue(
+    toolCallsAnswer(['lookup', '{"order":"A1"}']),
+    toolCallsAnswer(['refund', refundArgs]),
+    {
+      body: chatCompletion(reply),
+    },
+  );
 }
 
 type Message = { role: string; content: unknown; tool_call_id?: string };
@@ -395,7 +391,10 @@ describe('approvals in Brain Logs and alerts', () => {
 
     // Each asks for the lookup, then the refund, and waits.
     for (let i = 0; i < 2; i++)
-      ai.enqueue(asks(['lookup', '{"order":"A1"}']), asks(['refund', '{"order":"A1"}']));
+      ai.enqueue(
+        toolCallsAnswer(['lookup', '{"order":"A1"}']),
+        toolCallsAnswer(['refund', '{"order":"A1"}']),
+      );
     const first = await parked(channel);
     await parked(channel);
     await evaluator.runOnce();

@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { chatCompletion } from '../support/fake-ai-server.js';
+import { chatCompletion, toolCallsAnswer } from '../support/fake-ai-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ToolEndpoint } from '../support/tool-servers.js';
 import { ADMIN_ENV } from '../panel/panel-client.js';
@@ -20,15 +20,6 @@ if (!hasChromium) {
 }
 
 /** An OpenAI answer asking for one call. */
-function asks(name: string, args: string) {
-  const answer = chatCompletion(null);
-  const message = answer.choices[0]?.message as Record<string, unknown>;
-  message.tool_calls = [
-    { id: `call_${name}`, type: 'function', function: { name, arguments: args } },
-  ];
-  return { body: answer };
-}
-
 /** Brain Logs in a real browser: an operator approves a refund from the detail beside the list. */
 describe.skipIf(!hasChromium)('approvals in Brain Logs in a real browser', () => {
   const endpoint = useFixture(() => ToolEndpoint.start(), { stop: (server) => server.close() });
@@ -72,9 +63,13 @@ describe.skipIf(!hasChromium)('approvals in Brain Logs in a real browser', () =>
       template: 'Ticket: {{text}}',
       ai: { tools: ['lookup', 'refund'] },
     });
-    ai.enqueue(asks('lookup', '{"order":"A1"}'), asks('refund', '{"order":"A1"}'), {
-      body: chatCompletion('Refunded A1.'),
-    });
+    ai.enqueue(
+      toolCallsAnswer(['lookup', '{"order":"A1"}']),
+      toolCallsAnswer(['refund', '{"order":"A1"}']),
+      {
+        body: chatCompletion('Refunded A1.'),
+      },
+    );
     const sent = await driver.sendEvent(channel.webhook_url, { text: 'Refund A1' });
     const id = sent.body.event_id as string;
     await createWorker(app.ctx).runOnce();

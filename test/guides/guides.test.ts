@@ -3,7 +3,7 @@ import { type ChannelJson } from '../support/driver.js';
 import { eventually } from '../support/eventually.js';
 import { nowSeconds, SIGNERS } from '../support/signers.js';
 import { FAKE_ANTHROPIC_KEY } from '../support/fake-anthropic-server.js';
-import { fakeReplyTo } from '../support/fake-ai-server.js';
+import { chatCompletion, fakeReplyTo, toolCallsAnswer } from '../support/fake-ai-server.js';
 import {
   useFakeAnthropic,
   useFakeChats,
@@ -325,9 +325,13 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
     const order = { order_id: '1042', items: [{ name: 'Mug', price_usd: 12 }], total_usd: 12 };
     shop.answer = { status: 200, body: order };
     const refund = { order_id: '1042', amount_usd: 12, reason: 'The mug arrived broken' };
-    ai.enqueue(asksFor('lookup_order', { order_id: '1042' }), asksFor('issue_refund', refund), {
-      body: chatCompletion('Sorry about the mug: $12 is on its way back to you.'),
-    });
+    ai.enqueue(
+      toolCallsAnswer(['lookup_order', JSON.stringify({ order_id: '1042' })]),
+      toolCallsAnswer(['issue_refund', JSON.stringify(refund)]),
+      {
+        body: chatCompletion('Sorry about the mug: $12 is on its way back to you.'),
+      },
+    );
     const result = await run('support-tickets-with-tools.md', {
       variables: {
         SHOP_API: `${shop.baseUrl}/api`,
@@ -408,29 +412,3 @@ describe.skipIf(!canRunGuides)('the task guides, run as a reader runs them', () 
     ]);
   });
 });
-
-/** An OpenAI answer asking for one call of `name` with these arguments. */
-function asksFor(name: string, args: Record<string, unknown>) {
-  const answer = chatCompletion(null);
-  Object.assign(answer.choices[0]?.message ?? {}, {
-    tool_calls: [
-      { id: `call_${name}`, type: 'function', function: { name, arguments: JSON.stringify(args) } },
-    ],
-  });
-  return { body: answer };
-}
-
-function chatCompletion(content: string | null) {
-  return {
-    id: 'chatcmpl-guide',
-    object: 'chat.completion',
-    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
-    usage: {
-      prompt_tokens: 1,
-      completion_tokens: 1,
-      total_tokens: 2,
-      cache_read_tokens: 0,
-      cache_write_tokens: 0,
-    },
-  };
-}

@@ -190,3 +190,15 @@ export function chatCompletion(content: string | null) {
     },
   };
 }
+
+/** An OpenAI answer asking for these tool calls (`[name, arguments text]`), ids `call_<name>_<n>`. */
+export function toolCallsAnswer(...calls: [string, string][]) {
+  const answer = chatCompletion(null);
+  const message = answer.choices[0]?.message as Record<string, unknown>;
+  message.tool_calls = calls.map(([name, args], i) => ({
+    id: `call_${name}_${i + 1}`,
+    type: 'function',
+    function: { name, arguments: args },
+  }));
+  return { body: answer };
+}

@@ -3,7 +3,11 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTrialWorker } from '../../src/trials/create-trial-worker.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
-import { chatCompletion, type RecordedRequest } from '../support/fake-ai-server.js';
+import {
+  chatCompletion,
+  toolCallsAnswer,
+  type RecordedRequest,
+} from '../support/fake-ai-server.js';
 import { FakeAnthropicServer } from '../support/fake-anthropic-server.js';
 import { useFixture, useTestApp } from '../support/harness.js';
 import { ADMIN_ENV, PanelClient, unescapeHtml } from '../panel/panel-client.js';
@@ -97,18 +101,6 @@ async function stored(id: string): Promise<StoredEvent> {
   return (await driver.api('get', `/events/${id}`).expect(200)).body as StoredEvent;
 }
 
-/** An OpenAI answer asking for these calls (`[name, arguments text]`). */
-function toolCallsAnswer(...calls: [string, string][]) {
-  const answer = chatCompletion(null);
-  const message = answer.choices[0]?.message as Record<string, unknown>;
-  message.tool_calls = calls.map(([name, args], i) => ({
-    id: `call_${i + 1}`,
-    type: 'function',
-    function: { name, arguments: args },
-  }));
-  return { body: answer };
-}
-
 type Message = { role: string; content: unknown; tool_calls?: unknown; tool_call_id?: string };
 const bodyOf = (request: RecordedRequest | undefined) =>
   request?.body as { messages: Message[]; tools?: unknown[]; tool_choice?: unknown };
@@ -180,13 +172,13 @@ describe('tool rounds on an openai provider', () => {
         content: null,
         tool_calls: [
           {
-            id: 'call_1',
+            id: 'call_lookup_1',
             type: 'function',
             function: { name: 'lookup', arguments: '{"order":"A1"}' },
           },
         ],
       },
-      { role: 'tool', tool_call_id: 'call_1', content: '{"order":"A1","status":"shipped"}' },
+      { role: 'tool', tool_call_id: 'call_lookup_1', content: '{"order":"A1","status":"shipped"}' },
     ]);
     // The tool got the call once, with the input in its URL and body and the event's key.
     expect(endpoint.requests).toHaveLength(1);
@@ -251,7 +243,7 @@ describe('tool rounds on an openai provider', () => {
     const results = bodyOf(ai.requests[1]).messages.filter((m) => m.role === 'tool');
     expect(results).toHaveLength(10);
     expect(results.map((m) => m.tool_call_id)).toEqual(
-      Array.from({ length: 10 }, (_, i) => `call_${i + 1}`),
+      ['refund', 'lookup', ...valid.map(() => 'lookup')].map((name, i) => `call_${name}_${i + 1}`),
     );
   });
 
