@@ -42,12 +42,8 @@ describe('PASSWORD_LOGIN=false', () => {
   it('still signs the admin in through the identity provider', async () => {
     idp.user = { email: ADMIN_EMAIL, email_verified: true };
     const client = new PanelClient(app);
-    let url = new URL((await client.page('/auth/oidc/start')).headers.location as string);
-    const atIdp = request.agent(idp.issuer);
-    for (let hop = 0; hop < 10 && !url.href.startsWith(app.baseUrl); hop++) {
-      const res = await atIdp.get(url.pathname + url.search);
-      url = new URL(res.headers.location as string, idp.issuer);
-    }
+    const start = new URL((await client.page('/auth/oidc/start')).headers.location as string);
+    const url = await idp.authorize(start, app.baseUrl);
     expect((await client.page(url.pathname + url.search)).status).toBe(303);
     expect((await client.page('/channels')).status).toBe(200);
   });

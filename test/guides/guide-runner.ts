@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 
 /**
  * Runs a guide of docs/guides/ as a reader would: its ```sh blocks in order, in one bash
@@ -66,6 +67,16 @@ export function guideBlocks(page: string): GuideBlock[] {
     text: body,
     skipped: body.startsWith(NOT_RUN_MARK),
   }));
+}
+
+/** The first line of a block of `.env` lines (a `# on your machine` block: not run). */
+export const ENV_MARK = '# on your machine, in .env:';
+
+/** The page's `.env` blocks, in order, read as the service reads its `.env` file. */
+export function guideEnvBlocks(page: string): Record<string, string>[] {
+  return guideBlocks(page)
+    .filter((block) => block.text.startsWith(ENV_MARK))
+    .map((block) => parseEnv(block.text) as Record<string, string>);
 }
 
 /** The page's ```json blocks, in order: what the reader saves to a file. */

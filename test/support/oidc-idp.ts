@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
+import request from 'supertest';
 
 export const OIDC_CLIENT_ID = 'hookprompt-test';
 export const OIDC_CLIENT_SECRET = 'a-client-secret-for-the-tests';
@@ -50,6 +51,21 @@ export class OidcIdp {
       OIDC_CLIENT_ID,
       OIDC_CLIENT_SECRET,
     };
+  }
+
+  /**
+   * Follows a browser from the authorization request `url` through this provider (which signs
+   * `user` in) until it is sent back to `appBaseUrl`; resolves to that callback URL, not opened.
+   */
+  async authorize(url: URL, appBaseUrl: string): Promise<URL> {
+    const browser = request.agent(this.issuer);
+    for (let hop = 0; hop < 10 && !url.href.startsWith(appBaseUrl); hop++) {
+      const res = await browser.get(url.pathname + url.search);
+      if (res.status !== 302 && res.status !== 303)
+        throw new Error(`the identity provider answered ${res.status}: ${res.text.slice(0, 300)}`);
+      url = new URL(res.headers.location as string, this.issuer);
+    }
+    return url;
   }
 
   close(): Promise<void> {
