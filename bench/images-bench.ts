@@ -5,8 +5,11 @@
  * 1. Per image: fetch + checks + base64 of a 1 MB PNG (random pixels, so it does not compress),
  *    with the worker's own ImageFetcher, in this process; the image server runs in a child
  *    process so its CPU is not counted. CPU per image (`process.cpuUsage`, median of 60), and
- *    the memory one image holds while its event is asked (the bytes and their base64, measured
- *    as the growth of `external + arrayBuffers + heapUsed` with 20 held at once).
+ *    the memory one image holds: its bytes and their base64 while it is fetched, the base64
+ *    alone while its event is asked (the growth of `external + heapUsed`, and of
+ *    `arrayBuffers` for the bytes, after a full collection, with 20 held at once).
+ *    If the service exits during a run, the run stops and says how (exit code or signal) with
+ *    the end of its log.
  * 2. 100 events with 4 such images each (4 distinct URLs), posted at once to a real hookprompt
  *    (`ROLE=all`, sources through tsx, PostgreSQL, a fake OpenAI model answering after 200 ms):
  *    the service process's peak RSS above its idle RSS (sampled from /proc every 20 ms), for
@@ -23,11 +26,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { ImageFetcher } from '../src/attachments/image-fetcher.js';
 import { pngImage } from '../test/support/image-files.js';
 import { startFakeAiServer } from './lib/fake-ai-server.js';
 import { startHookprompt } from './lib/hookprompt.js';
 import { createScratchDatabase, runSql } from './lib/scratch-database.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 const SIDE = 580;
 const EVENTS = 100;
@@ -95,17 +103,25 @@ async function perImage(origin: string): Promise<void> {
     const used = process.cpuUsage(start);
     cpu.push((used.user + used.system) / 1000);
   }
-  global.gc?.();
+  // Collected before each reading: what is left is what the images hold, not garbage. A large
+  // string made of a Buffer (the base64) is held outside V8's heap, as `external` memory, which
+  // also counts the ArrayBuffers (the bytes).
   const held = () => {
+    gc();
     const m = process.memoryUsage();
-    return m.external + m.arrayBuffers + m.heapUsed;
+    return { bytes: m.arrayBuffers, all: m.external + m.heapUsed };
   };
   const before = held();
   const kept = [];
-  for (let i = 0; i < 20; i++) kept.push(await one(i));
-  const perHeld = (held() - before) / kept.length;
+  for (let i = 0; i < 20; i++) {
+    const image = await fetcher.fetch(`${origin}/photo-${i}.png`, signal);
+    kept.push({ bytes: image.bytes, data: image.bytes.toString('base64') });
+  }
+  const after = held();
+  const perBytes = (after.bytes - before.bytes) / kept.length;
+  const perHeld = (after.all - before.all) / kept.length;
   console.log(
-    `per image: CPU median ${median(cpu).toFixed(2)} ms (p90 ${quantile(cpu, 0.9).toFixed(2)}), wall median ${median(wall).toFixed(2)} ms; memory held while asked ≈ ${(perHeld / 1e6).toFixed(2)} MB (bytes + base64)`,
+    `per image: CPU median ${median(cpu).toFixed(2)} ms (p90 ${quantile(cpu, 0.9).toFixed(2)}), wall median ${median(wall).toFixed(2)} ms; memory ${(perHeld / 1e6).toFixed(2)} MB while fetched (bytes + base64), ${((perHeld - perBytes) / 1e6).toFixed(2)} MB of it the base64 its event is asked with`,
   );
 }
 
@@ -159,6 +175,13 @@ async function manyEvents(origin: string, concurrency: number): Promise<void> {
       );
       counts = Object.fromEntries(rows.map((row) => [row.status, row.n]));
       if ((counts.replied ?? 0) + (counts.failed ?? 0) >= EVENTS) break;
+      const ended = running.server.ended();
+      if (ended) {
+        const log = readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n');
+        throw new Error(
+          `the service exited (${ended}) during the run at WORKER_CONCURRENCY=${concurrency}, peak RSS ${mb(peak)} MB; ${JSON.stringify(counts)}; its log ends:\n${log}`,
+        );
+      }
       await delay(100);
     }
     const seconds = (performance.now() - started) / 1000;

@@ -13,6 +13,8 @@ export interface ServerProcess {
   /** `http://127.0.0.1:<port>` */
   origin: string;
   logFile: string;
+  /** How it ended when it has ended on its own or been stopped (`code 1`, `signal SIGKILL`); else undefined. */
+  ended(): string | undefined;
   /** SIGTERM, so the server shuts down in order (and `--cpu-prof` writes its profile); SIGKILL after `graceMs`. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -65,6 +67,11 @@ export async function startServer(spec: ServerSpec): Promise<ServerProcess> {
     pid: child.pid as number,
     origin,
     logFile: spec.logFile,
+    ended() {
+      if (child.signalCode !== null) return `signal ${child.signalCode}`;
+      if (child.exitCode !== null) return `code ${child.exitCode}`;
+      return undefined;
+    },
     async stop(graceMs = 20_000) {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');

@@ -1,5 +1,6 @@
 import { asksForJson } from './ai-settings.js';
 import type { AiProvider, AiReply, AiRequest } from './ai-provider.js';
+import { jsonBody } from './json-body.js';
 import { messagesBody } from './anthropic-request.js';
 import { anthropicAnswer } from './anthropic-response.js';
 import { snippet, type StatusRules } from './provider-errors.js';
@@ -65,7 +66,7 @@ export class AnthropicProvider implements AiProvider {
       'anthropic-version': ANTHROPIC_VERSION,
     };
     if (this.options.apiKey) headers['x-api-key'] = this.options.apiKey;
-    const body = JSON.stringify(messagesBody(request, model));
+    const body = jsonBody(request, (sent) => messagesBody(sent, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
     const tools = request.toolUse?.choice ?? 'no tools';
     const answer = anthropicAnswer(text, asksForJson(request.responseFormat), tools);

@@ -1,4 +1,5 @@
 import { type AiProvider, type AiReply, type AiRequest, type TokenUsage } from './ai-provider.js';
+import { jsonBody } from './json-body.js';
 import { chatCompletionBody } from './chat-request.js';
 import { snippet, type StatusRules } from './provider-errors.js';
 import { ProviderHttp } from './provider-http.js';
@@ -58,7 +59,7 @@ export class OpenAiProvider implements AiProvider {
       Accept: 'application/json',
     };
     if (this.options.apiKey) headers.Authorization = `Bearer ${this.options.apiKey}`;
-    const body = JSON.stringify(chatCompletionBody(request, model));
+    const body = jsonBody(request, (sent) => chatCompletionBody(sent, model));
     const { text, latencyMs } = await this.http.post(body, headers, signal);
     const answer = answerOf(text);
     if (answer.toolCalls.length && request.toolUse?.choice === 'auto') {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { OutboundClient, OutboundError } from '../outbound/outbound-client.js';
+import { OutboundClient, OutboundError, type OutboundBody } from '../outbound/outbound-client.js';
 import type { SecretCutter } from '../secrets/cut-secrets.js';
 import { AiError, type TokenUsage } from './ai-provider.js';
 import {
@@ -58,7 +58,7 @@ export class ProviderHttp {
 
   /** Resolves to the body of a 2xx answer and how long the call took. */
   async post(
-    body: string,
+    body: OutboundBody,
     headers: Record<string, string>,
     signal: AbortSignal,
   ): Promise<{ text: string; latencyMs: number }> {

@@ -130,18 +130,29 @@ export class ImageFetcher {
           );
         const announced = Number(res.headers['content-length']);
         if (announced > this.options.maxBytes) return fail(this.tooLarge(), true);
+        // With its length announced, the image is read into one buffer of that size as it comes:
+        // the chunks read are not held beside a copy of them all (memory per image in flight).
+        const whole =
+          Number.isSafeInteger(announced) && announced >= 0
+            ? Buffer.allocUnsafe(announced)
+            : undefined;
         const chunks: Buffer[] = [];
         let read = 0;
         res.on('data', (chunk: Buffer) => {
+          if (read + chunk.length > this.options.maxBytes) return fail(this.tooLarge(), true);
+          if (whole && read + chunk.length <= whole.length) chunk.copy(whole, read);
+          else chunks.push(chunk);
           read += chunk.length;
-          if (read > this.options.maxBytes) return fail(this.tooLarge(), true);
-          chunks.push(chunk);
         });
         res.on('error', reject);
         res.on('aborted', () => reject(new Error('the answer was cut off')));
         res.on('end', () => {
           try {
-            resolve(checked(type, Buffer.concat(chunks, read)));
+            const bytes =
+              whole && read === whole.length && !chunks.length
+                ? whole
+                : collected(whole, chunks, read);
+            resolve(checked(type, bytes));
           } catch (error) {
             reject(error as Error);
           }
@@ -168,6 +179,16 @@ export class ImageFetcher {
   private tooLarge(): string {
     return `larger than ATTACHMENT_MAX_BYTES (${this.options.maxBytes} bytes)`;
   }
+}
+
+/**
+ * The bytes read when they were not the length announced: those copied into `whole` (its
+ * start), then the chunks that did not fit.
+ */
+function collected(whole: Buffer | undefined, chunks: Buffer[], read: number): Buffer {
+  if (!whole) return Buffer.concat(chunks, read);
+  const fitted = read - chunks.reduce((bytes, chunk) => bytes + chunk.length, 0);
+  return Buffer.concat([whole.subarray(0, fitted), ...chunks], read);
 }
 
 /** The image, when its first bytes are of the type it was given as. */

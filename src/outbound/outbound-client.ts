@@ -1,6 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import {
   AddressRefusedError,
   guardedLookup,
@@ -84,10 +86,13 @@ export class OutboundClient {
     }
   }
 
-  /** POSTs `body`; resolves with the answer, whatever its status, or rejects with an OutboundError. */
+  /**
+   * POSTs `body` (a text, or texts sent one after the other as one body); resolves with the
+   * answer, whatever its status, or rejects with an OutboundError.
+   */
   post(
     url: string,
-    body: string,
+    body: OutboundBody,
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
@@ -101,7 +106,7 @@ export class OutboundClient {
   async request(
     method: string,
     url: string,
-    body: string | undefined,
+    body: OutboundBody | undefined,
     headers: Record<string, string>,
     signal?: AbortSignal,
   ): Promise<OutboundResponse> {
@@ -163,7 +168,7 @@ export class OutboundClient {
   private send(
     method: string,
     target: URL,
-    body: string | undefined,
+    body: OutboundBody | undefined,
     headers: Record<string, string>,
     signal: AbortSignal,
   ): Promise<OutboundResponse> {
@@ -173,9 +178,7 @@ export class OutboundClient {
       const req = transport.request(target, {
         method,
         headers:
-          body === undefined
-            ? headers
-            : { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+          body === undefined ? headers : { ...headers, 'content-length': String(bodyBytes(body)) },
         agent: this.agents[target.protocol as 'http:' | 'https:'],
         lookup: this.lookup,
         signal,
@@ -200,9 +203,20 @@ export class OutboundClient {
           }),
         );
       });
-      req.end(body);
+      if (typeof body === 'string' || body === undefined) req.end(body);
+      // Each part is written once the connection has taken the one before: no text of the
+      // whole body is made, nor a copy of all its parts at once. A failure reaches 'error'.
+      else pipeline(Readable.from(body), req).catch(() => undefined);
     });
   }
+}
+
+/** A request's body: one text, or texts sent one after the other (see jsonBody in src/ai/). */
+export type OutboundBody = string | readonly string[];
+
+function bodyBytes(body: OutboundBody): number {
+  if (typeof body === 'string') return Buffer.byteLength(body);
+  return body.reduce((bytes, part) => bytes + Buffer.byteLength(part), 0);
 }
 
 function isIdle(agent: http.Agent, socket: Socket): boolean {

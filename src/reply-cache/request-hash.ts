@@ -20,7 +20,8 @@ function feed(hash: Hash, value: unknown, same: (text: string) => string): void 
   } else if (typeof value === 'string') {
     // Length first: no two sequences of texts feed the same bytes.
     const text = same(value);
-    hash.update(`s${Buffer.byteLength(text)}:`).update(text);
+    hash.update(`s${Buffer.byteLength(text)}:`);
+    updateText(hash, text);
   } else if (typeof value === 'number' || typeof value === 'boolean') {
     hash.update(`v${JSON.stringify(value)};`);
   } else if (value instanceof Uint8Array) {
@@ -39,5 +40,19 @@ function feed(hash: Hash, value: unknown, same: (text: string) => string): void 
     }
   } else {
     throw new TypeError(`A request cannot hold a ${typeof value}`);
+  }
+}
+
+/** A text is read in slices: a long one (an image's base64) is not copied whole to be hashed. */
+const SLICE = 64 * 1024;
+
+function updateText(hash: Hash, text: string): void {
+  for (let at = 0; at < text.length;) {
+    let end = Math.min(text.length, at + SLICE);
+    // A pair of surrogates stays in one slice: its UTF-8 is that of the whole text.
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end += 1;
+    hash.update(text.slice(at, end));
+    at = end;
   }
 }

@@ -121,8 +121,11 @@ export async function processEvent(
   const targets = await pricedTargets(deps, event.workspace_id, settings);
   const first = targets[0] as (typeof targets)[number];
   // The reply cache (src/reply-cache/): the same request answered within the window is given
-  // that answer without a call, before any price or budget matters. A request with images is
-  // whole only once they are fetched (their bytes are compared): it is looked up then.
+  // that answer without a call, before any price or budget matters. Looked up at one of two
+  // places: here, or, for a request with images, once they are fetched below (their bytes are
+  // compared). One place would not do: fetching is part of the attempt (a failed image is a
+  // failed attempt, and an event over its budget fetches nothing), while a request without
+  // images must be served before the price check and the budget could refuse it.
   // A conversation taken up after an approval has called tools: never served from the cache.
   const cacheOn = settings.reply_cache_s > 0 && !parked;
   if (cacheOn && !prepared.images.length) {
@@ -180,7 +183,8 @@ export async function processEvent(
   }
   const requestHash = cacheOn ? replyCacheHash(ready, first) : undefined;
   if (requestHash !== undefined && prepared.images.length) {
-    // A hit after the attempt was counted: the served event's attempts read 0 all the same.
+    // The second place (see above). A hit after the attempt was counted: the served event's
+    // attempts read 0 all the same.
     const served = await replyFromCache(deps, event, ready, requestHash, callEnded);
     if (served) return served;
   }

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWorker } from '../../src/worker/create-worker.js';
 import type { ChannelJson } from '../support/driver.js';
 import { useFakeAnthropic, useFixture, useTestApp } from '../support/harness.js';
-import { TINY_JPEG, TINY_PNG } from '../support/image-files.js';
+import { TINY_JPEG, TINY_PNG, pngImage } from '../support/image-files.js';
 import { ImageServer } from '../support/image-server.js';
 
 const images = useFixture(() => ImageServer.start(), {
@@ -105,4 +105,47 @@ describe('images from the payload, sent to Anthropic', () => {
       },
     ]);
   });
+
+  it('sends large images byte for byte, with a length announced or sent in chunks', async () => {
+    const res = await driver.api('post', '/channels').send({
+      name: 'Photos',
+      template: 'What is in these photos?',
+      ai: { images: ['payload.photos'] },
+    });
+    expect(res.status).toBe(201);
+    const channel = res.body as ChannelJson;
+    // Random pixels do not compress: about 300 KB each, their base64 several times 64 KB.
+    const noise = () => pngImage(300, 300, () => [rand(), rand(), rand()]);
+    const [first, second] = [noise(), noise()];
+    const photos = [
+      images.serve('/first.png', { type: 'image/png', body: first }),
+      images.serve('/second.png', { type: 'image/png', body: second, chunked: true }),
+    ];
+    const sent = await driver.sendEvent(channel.webhook_url, { photos });
+    expect(sent.status).toBe(200);
+    await createWorker(app.ctx).runOnce();
+
+    expect(api.requests[0]?.body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          ...[first, second].map((png) => ({
+            type: 'image',
+            source: { type: 'base64', media_type: 'image/png', data: png.toString('base64') },
+          })),
+          { type: 'text', text: 'What is in these photos?' },
+        ],
+      },
+    ]);
+    const event = (await driver.api('get', `/events/${sent.body.event_id}`).expect(200)).body;
+    expect(event.status).toBe('replied');
+    expect(event.attachments.map((a: { bytes: number }) => a.bytes)).toEqual([
+      first.length,
+      second.length,
+    ]);
+  });
 });
+
+function rand(): number {
+  return Math.floor(Math.random() * 256);
+}

@@ -169,6 +169,47 @@ describe('messages to destinations', () => {
     expect(app.logText()).not.toMatch(/111:BOT|xoxb-bot/);
   });
 
+  it('a reply served from the reply cache reaches the reply URL and the destinations as any reply', async () => {
+    const channel = await driver.createChannel({
+      name: 'Cached',
+      template: 'Alert: {{text}}',
+      ai: { reply_cache_s: 600 },
+      reply_delivery: { url: receiver.url('/cached') },
+      destinations: [{ kind: 'teams', webhook_url: chats.webhookUrl('teams', 'cached') }],
+    });
+    const secret = (await driver.api('get', `/channels/${channel.id}/reply-secret`)).body.secret;
+    receiver.secrets = [secret as string];
+    const asked = await send(channel, { text: 'disk full on db-1' });
+    await answered(channel);
+    // The same request again, once the first reply is stored: served from it, no call.
+    const served = await send(channel, { text: 'disk full on db-1' });
+    await answered(channel);
+    expect(ai.requests).toHaveLength(1);
+    expect(await driver.api('get', `/events/${served}`).expect(200)).toMatchObject({
+      body: { status: 'replied', cached_from: asked, attempts: 0 },
+    });
+
+    const events = await deliveredAll([asked, served]);
+    expect(events.map((event) => event.deliveries.map((d) => [d.kind, d.status]))).toEqual([
+      [['teams', 'delivered']],
+      [['teams', 'delivered']],
+    ]);
+    expect(chats.of('teams').map((m) => m.text)).toEqual([
+      'Alert: disk full on db-1',
+      'Alert: disk full on db-1',
+    ]);
+    const replies = receiver.messages.filter((m) => m.path === '/cached');
+    expect(
+      replies.map((m) => {
+        const data = m.json.data as { id: string; reply: string; cached_from: string | null };
+        return [m.verifiedWith.length, m.json.type, data.id, data.cached_from, data.reply];
+      }),
+    ).toEqual([
+      [1, 'event.replied', asked, null, 'Alert: disk full on db-1'],
+      [1, 'event.replied', served, asked, 'Alert: disk full on db-1'],
+    ]);
+  });
+
   it('keeps each thread in event order while a tenth of the attempts fail, none twice', async () => {
     const channel = await driver.createChannel({
       template: '{{n}}',

@@ -9,6 +9,8 @@ export interface ImageAnswer {
   body?: Buffer;
   /** A `Location` header (a redirect). */
   location?: string;
+  /** The body in pieces of 16 KB, without a `Content-Length` (chunked), as some hosts send. */
+  chunked?: boolean;
 }
 
 /**
@@ -41,7 +43,11 @@ export class ImageServer {
       if (answer.type) headers['content-type'] = answer.type;
       if (answer.location) headers.location = answer.location;
       res.writeHead(answer.status ?? 200, headers);
-      res.end(answer.body);
+      if (!answer.chunked || !answer.body) return res.end(answer.body);
+      for (let at = 0; at < answer.body.length; at += 16 * 1024) {
+        res.write(answer.body.subarray(at, at + 16 * 1024));
+      }
+      res.end();
     });
     return images;
   }
