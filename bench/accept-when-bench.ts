@@ -14,12 +14,16 @@
  * Run with `npx tsx bench/accept-when-bench.ts` (BENCH_DATABASE_URL, default
  * postgres://postgres@127.0.0.1:5432/postgres, names the server; a scratch database is used and
  * dropped). --seconds=<s> (30), --connections=<n> (8), --rounds=<n> (1), --filtered,
- * --indent=<n> (0), --entry=<main.js> (another build; default the sources through tsx).
+ * --indent=<n> (0), --entry=<main.js> (another build; default the sources through tsx),
+ * --profile=<dir> (the server runs with `--cpu-prof` into <dir>; its main thread's summary is
+ * printed).
  */
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { closedLoopSamples, summariseClosedLoop } from './lib/closed-loop.js';
+import { formatProfileSummary, readCpuProfile, summariseProfile } from './lib/cpu-profile.js';
 import { startHookprompt } from './lib/hookprompt.js';
 import { ACCEPT_WHEN, orderPayload } from './lib/order-payload.js';
 import { summariseLatencies, type LatencySummary } from './lib/latency.js';
@@ -35,6 +39,7 @@ const { values: options } = parseArgs({
     filtered: { type: 'boolean', default: false },
     indent: { type: 'string', default: '0' },
     entry: { type: 'string' },
+    profile: { type: 'string' },
   },
 });
 const SECONDS = Number(options.seconds);
@@ -43,6 +48,7 @@ const ROUNDS = Number(options.rounds);
 const INDENT = Number(options.indent);
 const PAYLOAD_BYTES = 840 * 1024;
 const HEALTH_EVERY_MS = 20;
+const PROFILE = options.profile === undefined ? undefined : resolve(options.profile);
 
 interface CaseResult {
   name: string;
@@ -104,10 +110,12 @@ const ms = (n: number) => n.toFixed(1);
 async function main(): Promise<void> {
   const accepted = orderPayload('order.created', PAYLOAD_BYTES, INDENT);
   const refused = orderPayload('order.test', PAYLOAD_BYTES, INDENT);
+  if (PROFILE) mkdirSync(PROFILE, { recursive: true });
   const database = await createScratchDatabase(ADMIN_URL, 'accept_when');
   const running = await startHookprompt({
     name: 'accept-when',
     entry: { nodeArgs: options.entry ? [options.entry] : ['--import', 'tsx', 'src/main.ts'] },
+    nodeFlags: PROFILE ? ['--cpu-prof', '--cpu-prof-dir', PROFILE] : [],
     databaseUrl: database.url,
     logFile: join(tmpdir(), 'hookprompt-bench-accept-when.log'),
   });
@@ -182,6 +190,17 @@ async function main(): Promise<void> {
   } finally {
     await server.stop();
     await database.drop();
+  }
+  if (PROFILE) {
+    // One profile a thread (tsx's loader has its own): the main thread's is the largest.
+    const [file] = readdirSync(PROFILE)
+      .filter((name) => name.endsWith('.cpuprofile'))
+      .map((name) => join(PROFILE, name))
+      .sort((a, b) => statSync(b).size - statSync(a).size);
+    if (file) {
+      const summary = summariseProfile(readCpuProfile(file), 25);
+      console.log(`\nCPU profile of the server: ${file}\n${formatProfileSummary(summary)}`);
+    }
   }
 }
 

@@ -36,7 +36,17 @@ export class GroupCommit<Item, Result> {
   constructor(
     /** Writes a batch in one transaction that commits by `deadline` or not at all; one result per item, in order. */
     private readonly writeBatch: (items: Item[], deadline: number) => Promise<Result[]>,
-    private readonly options: { maxBatchSize: number; maxConcurrentWrites: number },
+    private readonly options: {
+      maxBatchSize: number;
+      maxConcurrentWrites: number;
+      /**
+       * What a batch may weigh at most, by `weigh`: a batch is prepared and sent in one turn of
+       * the event loop, so its size bounds how long that turn holds the loop. An item heavier
+       * than the bound is sent alone.
+       */
+      maxBatchWeight?: number;
+      weigh?: (item: Item) => number;
+    },
   ) {}
 
   submit(item: Item, deadline: number): Promise<Result> {
@@ -58,7 +68,7 @@ export class GroupCommit<Item, Result> {
 
   private startWrites(): void {
     while (this.waiting.length > 0 && this.writesInFlight < this.options.maxConcurrentWrites) {
-      const batch = this.waiting.splice(0, this.options.maxBatchSize);
+      const batch = this.waiting.splice(0, this.batchLength());
       let deadline = Number.POSITIVE_INFINITY;
       for (const entry of batch) deadline = Math.min(deadline, entry.deadline);
       this.writesInFlight++;
@@ -76,6 +86,19 @@ export class GroupCommit<Item, Result> {
         });
     }
     this.watchDeadlines();
+  }
+
+  /** How many of the waiting items the next batch takes: at least one. */
+  private batchLength(): number {
+    const { maxBatchSize, maxBatchWeight, weigh } = this.options;
+    const most = Math.min(maxBatchSize, this.waiting.length);
+    if (maxBatchWeight === undefined || weigh === undefined) return most;
+    let weight = 0;
+    for (let i = 0; i < most; i++) {
+      weight += weigh((this.waiting[i] as Waiting<Item, Result>).item);
+      if (weight > maxBatchWeight) return Math.max(1, i);
+    }
+    return most;
   }
 
   /** Keeps the one deadline timer set while items wait, and only then. */

@@ -5,6 +5,7 @@ import type { SecretBox } from '../secrets/secret-box.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { hashWebhookToken } from '../channels/webhook-token.js';
 import { ChannelCache } from './channel-cache.js';
+import { BodyTurns } from './body-turns.js';
 import type { DecodeBudget } from './decode-budget.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import * as repo from './ingest-repo.js';
@@ -19,6 +20,9 @@ export type { IngestOutcome } from './intake.js';
 /** The database notification sent when a channel changes (see migrations/0004). */
 export const CHANNEL_CHANGED = 'hookprompt_channel_changed';
 
+/** The payloads one batch of events carries at most, in characters (one event is sent alone). */
+const MAX_BATCH_PAYLOAD_CHARS = 2 * 1024 * 1024;
+
 /**
  * Receives webhook events: what the pipeline's steps use (the channel cache, the rate limits,
  * the decoders' budget) and its one writer, the group commit of store-event-batch.ts.
@@ -30,6 +34,7 @@ export class IngestService implements IntakeParts {
   readonly bodyLimitBytes: number;
   readonly bodyTimeoutMs: number;
   readonly syncWaitMaxS: number;
+  readonly bodyTurns = new BodyTurns();
 
   constructor(
     private readonly db: Database,
@@ -60,6 +65,10 @@ export class IngestService implements IntakeParts {
       // statement has a fixed cost in the database, so what arrives meanwhile is better sent as
       // one larger batch (bench/HISTORY.md).
       maxConcurrentWrites: 1,
+      // A batch's parameters are built and sent in one turn of the event loop (about 3 ms of it
+      // per MB of payloads): large payloads make smaller batches, so that turn stays short.
+      maxBatchWeight: MAX_BATCH_PAYLOAD_CHARS,
+      weigh: (event) => event.payload.length,
     });
   }
 

@@ -9,6 +9,7 @@ import {
   type JsonValue,
 } from '../template/index.js';
 import { allowOriginFor, setCorsHeaders, takesBrowserSenders } from './browser-origins.js';
+import { LARGE_BODY_BYTES } from './body-turns.js';
 import { decodeBody } from './decode-body.js';
 import { dedupKey, keyedBodyHash } from './dedup.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
@@ -52,6 +53,7 @@ export const STEPS: readonly Step[] = [
   { name: 'sender address', run: checkSenderAddress }, // 403 sender_not_allowed
   { name: 'size', run: checkSize }, // 413
   { name: 'encoding', run: decode }, // 415, 400 invalid_encoding, 413 decoded, 503 busy
+  { name: 'turn', run: waitForTurn }, // a large body's checks wait for their turn of the loop
   { name: 'signature', run: checkSignature }, // 401
   { name: 'media type', run: checkMediaType }, // 415
   { name: 'JSON', run: checkJson }, // 400 invalid_json
@@ -278,6 +280,15 @@ async function decodeWith(
     case 'busy':
       throw hookErrors.decodersBusy();
   }
+}
+
+/**
+ * The checks from here to the writer are synchronous and, for a large body, long: such a body
+ * waits for a turn of the event loop of its own (see body-turns.ts), so that `/healthz` and the
+ * other requests ready meanwhile are not held behind several of them.
+ */
+function waitForTurn(intake: Intake, parts: IntakeParts): Promise<void> | void {
+  if (intake.body.length >= LARGE_BODY_BYTES) return parts.bodyTurns.next();
 }
 
 function checkSignature(intake: Intake): Refusal | void {

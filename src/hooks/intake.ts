@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { AppError } from '../platform/errors.js';
 import type { JsonValue, PayloadPaths } from '../template/index.js';
+import type { BodyTurns } from './body-turns.js';
 import type { DecodeBudget } from './decode-budget.js';
 import { HOOK_DEADLINES } from './hook-deadlines.js';
 import type { ReceivingChannel } from './ingest-repo.js';
@@ -42,6 +43,8 @@ export interface IntakeParts {
   readonly syncWaitMaxS: number;
   /** The memory the decoders of compressed bodies may hold at once. */
   readonly decodeBudget: DecodeBudget;
+  /** Large bodies are checked one per turn of the event loop (see body-turns.ts). */
+  readonly bodyTurns: BodyTurns;
   /** The channel of a token, from the cache when it is there; undefined when there is none. */
   findChannel(token: string, deadline: number): Promise<ReceivingChannel | undefined>;
   /** The channel as committed now, past the cache (it changed while the request was checked). */

@@ -150,7 +150,10 @@ function payloadSlices(
 }
 
 function keptByteLength(payload: string): number {
-  const bytes = Buffer.from(payload, 'utf8');
+  // Only the start is encoded: one character past the cut, so that the byte at the cut is there
+  // (each character is at least one byte), and a pair of surrogates split by the slice only
+  // changes bytes past it.
+  const bytes = Buffer.from(payload.slice(0, REJECTED_BODY_BYTES + 1), 'utf8');
   let end = REJECTED_BODY_BYTES;
   while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
   return end;

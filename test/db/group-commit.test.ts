@@ -71,3 +71,18 @@ it('refuses a waiting item at its own deadline when it is due before those waiti
   expect(await first).toBe(1);
   expect(await patient).toBe(2);
 });
+
+it('keeps a batch within its weight, sending an item heavier than the bound alone', async () => {
+  const written: number[][] = [];
+  const commit = new GroupCommit<number, number>(
+    async (items) => {
+      written.push(items);
+      return items;
+    },
+    { maxBatchSize: 10, maxConcurrentWrites: 1, maxBatchWeight: 10, weigh: (item) => item },
+  );
+  const deadline = Date.now() + 60_000;
+  const items = [4, 5, 1, 12, 3, 3, 3, 2];
+  expect(await Promise.all(items.map((item) => commit.submit(item, deadline)))).toEqual(items);
+  expect(written).toEqual([[4, 5, 1], [12], [3, 3, 3], [2]]);
+});
