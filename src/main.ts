@@ -31,17 +31,6 @@ async function main(): Promise<void> {
     await ctx.stop().catch(() => undefined);
     throw error;
   }
-  http.serve(config.role === 'worker' ? createOpsApp(ctx) : createRequestListener(ctx));
-  const { port } = server.address() as AddressInfo;
-  // For a person at a terminal, not for the log: plain text, printed before the line below
-  // (through the log's output, so that it never holds the process either).
-  const guide = await firstRunGuide(ctx, port);
-  if (guide) logToStandardOutput().write(guide);
-  ctx.log.info(
-    { port, host: config.host, role: config.role, database: ctx.db.kind },
-    'hookprompt listening',
-  );
-
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -62,8 +51,21 @@ async function main(): Promise<void> {
     await logToStandardOutput().drained(Math.min(LAST_LINES_MS, msLeft()));
     process.exit(0);
   };
+  // Before the first request is served: a signal that comes as soon as /readyz answers (a
+  // supervisor, a test) ends the process the graceful way, not by the signal's default.
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+
+  http.serve(config.role === 'worker' ? createOpsApp(ctx) : createRequestListener(ctx));
+  const { port } = server.address() as AddressInfo;
+  // For a person at a terminal, not for the log: plain text, printed before the line below
+  // (through the log's output, so that it never holds the process either).
+  const guide = await firstRunGuide(ctx, port);
+  if (guide) logToStandardOutput().write(guide);
+  ctx.log.info(
+    { port, host: config.host, role: config.role, database: ctx.db.kind },
+    'hookprompt listening',
+  );
 }
 
 function readConfigOrExit(): Config {
