@@ -19,6 +19,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { startHookprompt } from './lib/hookprompt.js';
 import { orderPayload } from './lib/payload.js';
 import { createScratchDatabase } from './lib/scratch-database.js';
+import { chatCompletion, toolCallsAnswer } from '../test/support/fake-ai-server.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -44,27 +45,11 @@ async function startModel(): Promise<{ origin: string; close(): Promise<void> }>
       };
       const prompt = String(body.messages?.find((m) => m.role === 'user')?.content ?? '');
       const parks = prompt.startsWith('PARK') && !body.messages?.some((m) => m.role === 'tool');
-      const message = parks
-        ? {
-            role: 'assistant',
-            content: null,
-            tool_calls: [
-              {
-                id: 'call_1',
-                type: 'function',
-                function: { name: 'refund', arguments: '{"order":"A1"}' },
-              },
-            ],
-          }
-        : { role: 'assistant', content: 'Thanks, it ships today.' };
-      const answer = JSON.stringify({
-        id: 'chatcmpl-bench',
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: 'bench-model',
-        choices: [{ index: 0, message, finish_reason: parks ? 'tool_calls' : 'stop' }],
-        usage: { prompt_tokens: 60, completion_tokens: 12, total_tokens: 72 },
-      });
+      const answer = JSON.stringify(
+        parks
+          ? toolCallsAnswer(['refund', '{"order":"A1"}']).body
+          : chatCompletion('Thanks, it ships today.'),
+      );
       setTimeout(
         () => res.writeHead(200, { 'content-type': 'application/json' }).end(answer),
         delayMs,

@@ -29,6 +29,7 @@ import { HttpToolRunner } from '../src/tools/http-tool-runner.js';
 import { Toolbox } from '../src/tools/toolbox.js';
 import { ToolListCache } from '../src/tools/tool-list-cache.js';
 import { askAttempt, type AttemptTools, type ReadyRequest } from '../src/worker/event-request.js';
+import { chatCompletion, toolCallsAnswer } from '../test/support/fake-ai-server.js';
 
 /** A tool as the toolbox opens it (the tools room's row, read here through the toolbox). */
 type ToolRow = Parameters<typeof Toolbox.open>[0][number];
@@ -59,25 +60,12 @@ async function serveFakes(delayMs: number): Promise<void> {
   const model = createServer(async (req, res) => {
     const body = JSON.parse(await read(req)) as { messages: { role: string }[]; tools?: unknown };
     const asks = body.tools !== undefined && !body.messages.some((m) => m.role === 'tool');
-    const message = asks
-      ? {
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            {
-              id: 'call_1',
-              type: 'function',
-              function: { name: 'lookup', arguments: '{"order":"A1"}' },
-            },
-          ],
-        }
-      : { role: 'assistant', content: 'Order A1 has shipped.' };
-    answer(res, {
-      id: 'x',
-      object: 'chat.completion',
-      choices: [{ index: 0, message, finish_reason: asks ? 'tool_calls' : 'stop' }],
-      usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 },
-    });
+    answer(
+      res,
+      asks
+        ? toolCallsAnswer(['lookup', '{"order":"A1"}']).body
+        : chatCompletion('Order A1 has shipped.'),
+    );
   });
   const tool = createServer(async (req, res) => {
     await read(req);
