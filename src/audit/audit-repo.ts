@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/database.js';
+import type { AuditQuery } from './audit-schemas.js';
 
 export interface AuditRow {
   id: string;
@@ -30,17 +31,12 @@ export async function insertAuditEntries(db: Queryable, rows: NewAuditRow[]): Pr
   );
 }
 
-export interface AuditFilter {
+/** The audit log's filter (audit-schemas.ts) in one workspace, from before an entry's id. */
+export type AuditFilter = Omit<AuditQuery, 'limit' | 'cursor'> & {
   workspaceId: string;
-  action?: string | undefined;
-  actorId?: string | undefined;
-  targetKind?: string | undefined;
-  targetId?: string | undefined;
-  from?: Date | undefined;
-  to?: Date | undefined;
   /** Entries older than this id (the page before ended there). */
   beforeId?: string | undefined;
-}
+};
 
 /** A filter's entries, newest first (ids grow with time), at most `limit`. */
 export async function listAuditEntries(
