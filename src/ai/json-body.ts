@@ -6,7 +6,7 @@ import type { AiRequest, ChatImage } from './ai-provider.js';
  * JSON around each image, and each image's base64 as the request already holds it. So a call
  * makes no copy of its images while it waits for the model (no data URL, no text of the whole
  * body): a worker's memory grows by the base64 of the images of the calls in flight, not by
- * several times it (bench/images-bench.ts; docs/scaling.md).
+ * several times it (docs/scaling.md, images).
  *
  * The body is built with a mark in place of each image (a number drawn for the call, which no
  * payload can hold), and cut at the marks. Base64 needs no escaping in a JSON string.

@@ -1,18 +1,13 @@
 /**
  * From this size on (after Content-Encoding is undone) a body's checks wait for their own turn of
- * the event loop. Checking a body is synchronous and grows with its size: about 10 ms for an
- * 840 KB order (UTF-8 decoding, the JSON check or `accept_when`'s paths, hashing). Below this
- * size a body takes well under a millisecond and goes on at once, as before.
+ * the event loop: they are synchronous and grow with the body. Smaller bodies go on at once.
  */
 export const LARGE_BODY_BYTES = 64 * 1024;
 
 /**
- * Large bodies take turns on the event loop: one body's checks per turn, in the order they
- * arrived. Without turns, every body whose last bytes arrived in the same poll of the sockets was
- * checked before anything else ran: eight 840 KB bodies held the loop for 80 ms or more, and
- * `/healthz`, a small webhook or a database answer waited behind all of them. With turns, the
- * sockets are read again between two large bodies, so what else is ready waits behind one at
- * most. The work is the same; only its order changes.
+ * Large bodies take turns on the event loop, one body's checks per turn, in arrival order. Else
+ * all the bodies that completed in one poll of the sockets are checked back to back, and
+ * `/healthz` or a small webhook waits behind every one (docs/scaling.md, accept_when row).
  */
 export class BodyTurns {
   private readonly waiting: (() => void)[] = [];

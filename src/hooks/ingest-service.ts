@@ -65,8 +65,8 @@ export class IngestService implements IntakeParts {
       // statement has a fixed cost in the database, so what arrives meanwhile is better sent as
       // one larger batch (bench/HISTORY.md).
       maxConcurrentWrites: 1,
-      // A batch's parameters are built and sent in one turn of the event loop (about 3 ms of it
-      // per MB of payloads): large payloads make smaller batches, so that turn stays short.
+      // A batch's parameters are built and sent in one turn of the event loop, in time that
+      // grows with its payloads: large payloads make smaller batches, so that turn stays short.
       maxBatchWeight: MAX_BATCH_PAYLOAD_CHARS,
       weigh: (event) => event.payload.length,
     });
