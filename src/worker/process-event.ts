@@ -120,13 +120,9 @@ export async function processEvent(
   // Resolved before the attempt is counted: a database error here leaves the event untouched.
   const targets = await pricedTargets(deps, event.workspace_id, settings);
   const first = targets[0] as (typeof targets)[number];
-  // The reply cache (src/reply-cache/): the same request answered within the window is given
-  // that answer without a call, before any price or budget matters. Looked up at one of two
-  // places: here, or, for a request with images, once they are fetched below (their bytes are
-  // compared). One place would not do: fetching is part of the attempt (a failed image is a
-  // failed attempt, and an event over its budget fetches nothing), while a request without
-  // images must be served before the price check and the budget could refuse it.
-  // A conversation taken up after an approval has called tools: never served from the cache.
+  // The reply cache (src/reply-cache/): a request without images is looked up here, before a
+  // price or budget check could refuse it; one with images once they are fetched below, as
+  // fetching is part of the attempt. A conversation taken up after an approval called tools.
   const cacheOn = settings.reply_cache_s > 0 && !parked;
   if (cacheOn && !prepared.images.length) {
     const hash = replyCacheHash(prepared, first);
